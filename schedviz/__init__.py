@@ -1,0 +1,1 @@
+"""schedviz: see every decision the Kubernetes scheduler makes."""

@@ -1,0 +1,202 @@
+"""Running a benchmark workload through the engine and measuring it.
+
+Like scheduler_perf: the nodes and the init pods come first and the scheduler places the init
+pods (not measured); then the measured pods are created and the clock runs until every one of
+them is bound. Only that phase is timed. Every cycle's trace is converted with ``to_json`` and
+serialised with ``json.dumps`` inside the timed cycle, so what the trace costs is counted; the
+serialised trace is then dropped (the live system writes it out and moves on).
+
+Throughput is upstream's SchedulingThroughput in spirit: measured pods bound per wall second of
+the measured phase (upstream averages one-second samples; here it is the total over the
+duration). During the measured phase the scheduler's clock follows the wall clock, so backoffs
+and the queue's flushes take real time as they do upstream, except that when the scheduler has
+nothing to do the clock jumps to its next wake-up instead of sleeping. Churn pods
+(PreemptionAsync, Unschedulable) are created every 200 ms of wall time, as upstream's churn op.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from schedviz.bench.workloads import WORKLOADS, Workload
+from schedviz.kube.load import Manifests
+from schedviz.kube.objects import Pod
+from schedviz.scheduler.simulator import Simulation, new_simulation
+from schedviz.scheduler.store import ADDED, DELETED, MODIFIED
+
+
+@dataclass
+class BenchResult:
+    workload: str
+    mode: str
+    nodes: int
+    init_pods: int
+    measured_pods: int
+    scheduled: int
+    unschedulable: int
+    seconds: float
+    pods_per_second: float
+    p50_cycle_ms: float
+    p99_cycle_ms: float
+    peak_rss_mb: float
+    trace_bytes_per_cycle: float
+    cycles: int
+    churn_pods: int
+    threshold: int
+    # Of ``seconds``, the time spent in to_json and json.dumps.
+    trace_seconds: float = 0.0
+
+    @property
+    def meets_threshold(self) -> bool:
+        return self.pods_per_second >= self.threshold
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "mode": self.mode,
+            "nodes": self.nodes,
+            "initPods": self.init_pods,
+            "measuredPods": self.measured_pods,
+            "scheduled": self.scheduled,
+            "unschedulable": self.unschedulable,
+            "seconds": round(self.seconds, 3),
+            "podsPerSecond": round(self.pods_per_second, 1),
+            "p50CycleMs": round(self.p50_cycle_ms, 3),
+            "p99CycleMs": round(self.p99_cycle_ms, 3),
+            "peakRssMb": round(self.peak_rss_mb, 1),
+            "traceBytesPerCycle": round(self.trace_bytes_per_cycle),
+            "threshold": self.threshold,
+            "meetsThreshold": self.meets_threshold,
+        }
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident set (ru_maxrss is in KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = min(len(ordered), max(1, math.ceil(fraction * len(ordered))))
+    return ordered[rank - 1]
+
+
+class _MeasuredPods:
+    """Watches the store: which measured pods got bound, and which were deleted unbound."""
+
+    def __init__(self, keys: set[str]) -> None:
+        self.keys = keys
+        self.bound: set[str] = set()
+        self.gone_unbound: set[str] = set()
+
+    def __call__(self, event_type: str, old: Any, new: Any) -> None:
+        if event_type in (MODIFIED, ADDED):
+            if isinstance(new, Pod) and new.node_name and new.key in self.keys:
+                self.bound.add(new.key)
+        elif (
+            event_type == DELETED
+            and isinstance(old, Pod)
+            and old.key in self.keys
+            and old.key not in self.bound
+        ):
+            self.gone_unbound.add(old.key)
+
+    def settled(self) -> bool:
+        return len(self.bound) + len(self.gone_unbound) >= len(self.keys)
+
+
+def _place_init_pods(simulation: Simulation) -> None:
+    """The init pods, scheduled in virtual time; their traces are not kept."""
+    scheduler = simulation.scheduler
+    while True:
+        scheduler.run_due_work()
+        trace = scheduler.schedule_one()
+        simulation.traces.clear()
+        if trace is not None or not scheduler.queue_was_empty:
+            continue
+        wake = scheduler.next_wakeup()
+        if wake is None:
+            return
+        simulation.clock.set(max(wake, simulation.clock.now()))
+
+
+def run_engine(workload: Workload, *, seed: int = 0, threshold: int | None = None) -> BenchResult:
+    simulation = new_simulation(
+        Manifests(objects=list(workload.init_objects)),
+        seed=seed,
+        config=workload.config,
+        capture_queue=True,
+    )
+    _place_init_pods(simulation)
+    scheduler, store, clock = simulation.scheduler, simulation.store, simulation.clock
+    measured = _MeasuredPods({pod.key for pod in workload.measured_pods})
+    store.watch(measured)
+
+    cycle_seconds: list[float] = []
+    trace_bytes: list[int] = []
+    trace_seconds = 0.0
+    churn_pods = 0
+    perf_counter = time.perf_counter
+    started = perf_counter()
+    clock_base = clock.now() - started
+    for pod in workload.measured_pods:
+        store.apply(pod)
+    next_churn = started + workload.churn_interval
+    while not measured.settled():
+        now = perf_counter()
+        if workload.churn is not None and now >= next_churn:
+            store.apply(workload.churn(churn_pods))
+            churn_pods += 1
+            next_churn += workload.churn_interval
+        if clock_base + now > clock.now():
+            clock.set(clock_base + now)
+        cycle_started = perf_counter()
+        scheduler.run_due_work()
+        trace = scheduler.schedule_one()
+        traced = perf_counter()
+        for cycle in simulation.traces:
+            trace_bytes.append(len(json.dumps(cycle.to_json())))
+        simulation.traces.clear()
+        finished = perf_counter()
+        trace_seconds += finished - traced
+        if trace is not None:
+            cycle_seconds.append(finished - cycle_started)
+            continue
+        if not scheduler.queue_was_empty:
+            continue
+        wake = scheduler.next_wakeup()
+        if wake is None:
+            break  # the measured pods left pending cannot progress
+        clock.set(max(wake, clock.now()))
+    seconds = perf_counter() - started
+
+    scheduled = len(measured.bound)
+    spec = WORKLOADS.get(workload.name)
+    return BenchResult(
+        workload=workload.name,
+        mode="engine",
+        nodes=workload.node_count,
+        init_pods=workload.init_pod_count,
+        measured_pods=len(workload.measured_pods),
+        scheduled=scheduled,
+        unschedulable=len(workload.measured_pods) - scheduled,
+        seconds=seconds,
+        pods_per_second=scheduled / seconds if seconds > 0 else 0.0,
+        p50_cycle_ms=statistics.median(cycle_seconds) * 1000 if cycle_seconds else 0.0,
+        p99_cycle_ms=percentile(cycle_seconds, 0.99) * 1000,
+        peak_rss_mb=peak_rss_mb(),
+        trace_bytes_per_cycle=statistics.fmean(trace_bytes) if trace_bytes else 0.0,
+        cycles=len(cycle_seconds),
+        churn_pods=churn_pods,
+        threshold=threshold if threshold is not None else (spec.threshold if spec else 0),
+        trace_seconds=trace_seconds,
+    )

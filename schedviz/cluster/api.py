@@ -1,0 +1,334 @@
+"""The JSON API: clusters, applying manifests, pods and traces, for scripts and CI.
+
+Plain Django views that parse the request, call one service or selector and answer JSON.
+Authentication: ``Authorization: Token <key>`` (see ``manage.py apitoken``), or the browser's
+session, which must then pass the CSRF check for writes. Errors answer ``{"errors": [...]}``
+with every message: 400 bad input (nothing saved), 401 no or bad credentials, 404 no such
+object (or someone else's cluster), 405 wrong method, 409 conflict, 413 body over
+``SCHEDVIZ_MAX_UPLOAD_BYTES``, 429 more writes than ``SCHEDVIZ_WRITE_RATE_PER_MINUTE``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+
+from schedviz.cluster import exports, lessons, selectors, services
+from schedviz.cluster.models import Cluster
+from schedviz.cluster.ratelimit import limit_writes
+from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
+from schedviz.scheduler.trace import SCHEMA_VERSION
+
+ApiView = Callable[..., HttpResponseBase]
+
+DEFAULT_CYCLE_LIMIT = 500
+MAX_CYCLE_LIMIT = 5000
+
+
+def _errors(status: int, *messages: str) -> JsonResponse:
+    return JsonResponse({"errors": list(messages)}, status=status)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _BadRequest(Exception):
+    def __init__(self, *messages: str):
+        self.messages = list(messages)
+
+
+class _CsrfCheck(CsrfViewMiddleware):
+    """Django's CSRF check as a function: the reason it fails, or None."""
+
+    def _reject(self, request: HttpRequest, reason: str) -> Any:
+        return reason
+
+
+def _csrf_failure(request: HttpRequest) -> str | None:
+    check = _CsrfCheck(lambda _request: HttpResponse())
+    check.process_request(request)
+    reason = check.process_view(request, lambda _request: HttpResponse(), (), {})
+    return reason if isinstance(reason, str) else None
+
+
+def _authenticate(request: HttpRequest) -> User | JsonResponse:
+    header = request.headers.get("Authorization", "")
+    if header:
+        scheme, _, key = header.partition(" ")
+        user = selectors.api_token_user(key=key.strip()) if scheme == "Token" else None
+        if user is None:
+            return _unauthorized("invalid token")
+        return user
+    if isinstance(request.user, User) and request.user.is_authenticated:
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            reason = _csrf_failure(request)
+            if reason is not None:
+                return _errors(403, f"CSRF Failed: {reason}")
+        return request.user
+    return _unauthorized("authentication credentials were not provided")
+
+
+def _unauthorized(message: str) -> JsonResponse:
+    response = _errors(401, message)
+    response["WWW-Authenticate"] = "Token"
+    return response
+
+
+def api_view(*methods: str) -> Callable[[ApiView], ApiView]:
+    """Method check, authentication, and errors as JSON; the view gets the user."""
+
+    def decorate(view: ApiView) -> ApiView:
+        @csrf_exempt  # session requests are checked in _authenticate; token requests need none
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            if request.method not in methods:
+                response = _errors(405, f"method {request.method} not allowed")
+                response["Allow"] = ", ".join(methods)
+                return response
+            user = _authenticate(request)
+            if isinstance(user, JsonResponse):
+                return user
+            try:
+                return view(request, user, *args, **kwargs)
+            except _BodyTooLarge:
+                limit = settings.SCHEDVIZ_MAX_UPLOAD_BYTES
+                return _errors(413, f"request body larger than {limit} bytes")
+            except _BadRequest as error:
+                return _errors(400, *error.messages)
+            except ObjectNotFound as error:
+                return _errors(404, *error.errors)
+            except Conflict as error:
+                return _errors(409, *error.errors)
+            except ServiceError as error:
+                return _errors(400, *error.errors)
+
+        return wrapper
+
+    return decorate
+
+
+def _body_text(request: HttpRequest) -> str:
+    """The request body as text, refused past the upload limit before it is all read."""
+    limit = settings.SCHEDVIZ_MAX_UPLOAD_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        raise _BodyTooLarge
+    # Read the stream, not request.body, whose own limit (DATA_UPLOAD_MAX_MEMORY_SIZE) is lower.
+    data = request.read(limit + 1)
+    if len(data) > limit:
+        raise _BodyTooLarge
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _BadRequest("request body is not UTF-8 text") from None
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    text = _body_text(request)
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as error:
+        raise _BadRequest(f"request body is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise _BadRequest("request body must be a JSON object")
+    return data
+
+
+def _cluster(user: User, cluster_id: int) -> Cluster:
+    return selectors.cluster_get(cluster_id=cluster_id, user=user)
+
+
+def _cluster_json(cluster: Cluster) -> dict[str, Any]:
+    return {
+        "id": cluster.id,
+        "name": cluster.name,
+        "clockMode": cluster.clock_mode,
+        "runState": cluster.run_state,
+        "speed": cluster.speed,
+        "pendingSteps": cluster.pending_steps,
+        "seed": cluster.seed,
+    }
+
+
+@api_view("GET", "POST")
+@limit_writes
+def clusters(request: HttpRequest, user: User) -> HttpResponse:
+    """GET: the clusters the user sees. POST {"name", "clockMode"?, "speed"?, "seed"?}: a new
+    cluster of the user's."""
+    if request.method == "GET":
+        return JsonResponse(
+            {"clusters": [_cluster_json(c) for c in selectors.cluster_list(user=user)]}
+        )
+    body = _json_body(request)
+    name, clock_mode = body.get("name"), body.get("clockMode", Cluster.ClockMode.LIVE)
+    speed, seed = body.get("speed", 1.0), body.get("seed")
+    if not isinstance(name, str):
+        raise _BadRequest("name: Required value: a string")
+    if not isinstance(clock_mode, str):
+        raise _BadRequest("clockMode: Invalid value: must be a string")
+    if not isinstance(speed, int | float) or isinstance(speed, bool):
+        raise _BadRequest("speed: Invalid value: must be a number")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise _BadRequest("seed: Invalid value: must be an integer")
+    cluster = services.cluster_create(
+        name=name, owner=user, clock_mode=clock_mode, speed=float(speed), seed=seed
+    )
+    return JsonResponse(_cluster_json(cluster), status=201)
+
+
+@api_view("GET", "DELETE")
+@limit_writes
+def cluster_detail(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
+    cluster = _cluster(user, cluster_id)
+    if request.method == "DELETE":
+        services.cluster_delete(cluster=cluster)
+        return HttpResponse(status=204)
+    return JsonResponse(_cluster_json(cluster))
+
+
+@api_view("POST")
+@limit_writes
+def cluster_apply(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
+    """The body (YAML or JSON manifests) applied whole, or 400 with every error."""
+    cluster = _cluster(user, cluster_id)
+    result = services.manifests_apply(cluster=cluster, text=_body_text(request))
+    applied = [obj.to_json() for obj in result.objects]
+    if result.scheduler_config:
+        applied.append(
+            {
+                "kind": "KubeSchedulerConfiguration",
+                "action": result.scheduler_config,
+                "line": result.lines[-1],
+            }
+        )
+    return JsonResponse({"applied": applied})
+
+
+EXPORT_FORMATS = ("yaml", "jsonl", "kss")
+
+
+@api_view("GET")
+def cluster_export(request: HttpRequest, user: User, cluster_id: int) -> HttpResponseBase:
+    """?format=yaml (the default): every object and the scheduler configuration, as YAML that
+    recreates the cluster. ?format=jsonl: the traces as JSON lines (streamed). ?format=kss: a v1
+    List of the pods annotated as kube-scheduler-simulator does (JSON)."""
+    cluster = _cluster(user, cluster_id)
+    export_format = request.GET.get("format") or "yaml"
+    if export_format == "jsonl":
+        response = StreamingHttpResponse(
+            exports.trace_export_jsonl(cluster=cluster), content_type="application/x-ndjson"
+        )
+        response["Content-Disposition"] = f'attachment; filename="cluster-{cluster.id}.jsonl"'
+        return response
+    if export_format == "kss":
+        return JsonResponse(exports.trace_export_kss(cluster=cluster))
+    if export_format != "yaml":
+        supported = ", ".join(EXPORT_FORMATS)
+        raise _BadRequest(
+            f"format: Unsupported value: {export_format!r}: supported values: {supported}"
+        )
+    return HttpResponse(
+        services.cluster_export_yaml(cluster=cluster), content_type="application/yaml"
+    )
+
+
+@api_view("GET")
+def pods(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
+    cluster = _cluster(user, cluster_id)
+    namespace = request.GET.get("namespace") or None
+    rows = selectors.pod_list(cluster=cluster, namespace=namespace)
+    return JsonResponse(
+        [
+            {
+                "namespace": pod.namespace,
+                "name": pod.name,
+                "nodeName": pod.node_name,
+                "phase": pod.phase,
+                "nominatedNodeName": pod.nominated_node_name,
+            }
+            for pod in rows
+        ],
+        safe=False,
+    )
+
+
+@api_view("DELETE")
+@limit_writes
+def pod_detail(
+    request: HttpRequest, user: User, cluster_id: int, namespace: str, name: str
+) -> HttpResponse:
+    cluster = _cluster(user, cluster_id)
+    services.pod_delete(cluster=cluster, namespace=namespace, name=name)
+    return HttpResponse(status=204)
+
+
+def _int_param(request: HttpRequest, name: str, default: int, maximum: int | None = None) -> int:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _BadRequest(f"{name}: Invalid value: {raw!r}: must be an integer") from None
+    if value < 0 or (maximum is not None and value > maximum):
+        limit = f" and at most {maximum}" if maximum is not None else ""
+        raise _BadRequest(f"{name}: Invalid value: {value}: must be at least 0{limit}")
+    return value
+
+
+@api_view("GET")
+def cycles(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
+    """?pod=<ns>/<name>: every cycle of that pod; else cycles after ?after=N, ?limit=M of them."""
+    cluster = _cluster(user, cluster_id)
+    pod = request.GET.get("pod")
+    if pod is not None:
+        namespace, _, name = pod.rpartition("/")
+        if not name:
+            raise _BadRequest("pod: Invalid value: expected <namespace>/<name>")
+        traces = selectors.cycles_for_pod(
+            cluster=cluster, namespace=namespace or "default", name=name
+        )
+    else:
+        after = _int_param(request, "after", 0)
+        limit = _int_param(request, "limit", DEFAULT_CYCLE_LIMIT, MAX_CYCLE_LIMIT)
+        traces = selectors.cycle_traces_since(cluster=cluster, after=after, limit=limit)
+    return JsonResponse({"schemaVersion": SCHEMA_VERSION, "cycles": traces})
+
+
+@api_view("POST")
+@limit_writes
+def cluster_import(request: HttpRequest, user: User) -> HttpResponse:
+    """The body (a JSON-lines trace export, or a List of pods annotated by
+    kube-scheduler-simulator) as a new paused cluster of the user's, for review; ?name= names it
+    (default: the exported cluster's name, or "imported")."""
+    text = _body_text(request)
+    name = request.GET.get("name") or exports.import_name(owner=user, text=text)
+    cluster = exports.trace_import(name=name, owner=user, text=text)
+    return JsonResponse({"id": cluster.id, "name": cluster.name}, status=201)
+
+
+@api_view("GET")
+def lesson_list(request: HttpRequest, user: User) -> HttpResponse:
+    """The built-in lessons in teaching order: slug, title, summary, explanation, things to try."""
+    return JsonResponse({"lessons": [info.to_json() for info in lessons.lesson_list()]})
+
+
+@api_view("POST")
+@limit_writes
+def lesson_load(request: HttpRequest, user: User, slug: str) -> HttpResponse:
+    """A new cluster of the user's holding the lesson's manifests."""
+    cluster = lessons.lesson_load(slug=slug, owner=user)
+    return JsonResponse({"id": cluster.id, "name": cluster.name}, status=201)

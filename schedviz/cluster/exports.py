@@ -1,0 +1,649 @@
+"""Traces out of a cluster and back in: JSON lines, and kube-scheduler-simulator annotations.
+
+JSON lines (``trace_export_jsonl``): a header line, then one cycle per line, each exactly the
+trace of docs/trace-format.md::
+
+    {"schemaVersion": 1, "kind": "schedviz-trace", "cluster": "demo", "exportedAt": "...",
+     "objects": [...], "schedulerConfiguration": {...}}
+    {"cycle": 1, "pod": "default/web-1", ...}
+
+``objects`` (the manifests as stored) and ``schedulerConfiguration`` are optional; with them an
+import holds the cluster as it is now, without them only the pods and nodes the traces name.
+
+kube-scheduler-simulator (``trace_export_kss``): a ``v1 List`` of the cluster's pods, each with
+the annotations the simulator's result store writes (kubernetes-sigs/kube-scheduler-simulator,
+``simulator/scheduler/plugin/resultstore/store.go``, keys in ``plugin/annotation/annotation.go``
+and ``storereflector/annotation.go``): the results of the pod's last cycle, and
+``result-history`` with every cycle's, oldest first. Values are JSON strings as Go's
+``json.Marshal`` writes them (keys sorted, ``<>&`` escaped).
+
+``trace_import`` reads either back into a new cluster, for review: clock virtual, run state
+paused, so nothing is scheduled again until someone asks. A kss List keeps less than a trace;
+``KSS_IMPORT_LOSSES`` says what.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import yaml
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from schedviz.cluster import services
+from schedviz.cluster.models import KIND_MODELS, Cluster, Cycle, NamespacedResource
+from schedviz.cluster.models import Pod as PodRow
+from schedviz.cluster.services import ServiceError
+from schedviz.scheduler.apis.config.v1 import default_configuration
+from schedviz.scheduler.store import Event as SchedulerEvent
+from schedviz.scheduler.trace import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    SCHEMA_VERSION,
+)
+
+TRACE_KIND = "schedviz-trace"
+
+# ---------------------------------------------------------------------------------------------
+# kube-scheduler-simulator's annotation keys and messages (upstream's exact strings)
+
+KSS_PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
+KSS_PREFILTER_STATUS = KSS_PREFIX + "prefilter-result-status"
+KSS_PREFILTER = KSS_PREFIX + "prefilter-result"
+KSS_FILTER = KSS_PREFIX + "filter-result"
+KSS_POSTFILTER = KSS_PREFIX + "postfilter-result"
+KSS_PRESCORE = KSS_PREFIX + "prescore-result"
+KSS_SCORE = KSS_PREFIX + "score-result"
+KSS_FINALSCORE = KSS_PREFIX + "finalscore-result"
+KSS_RESERVE = KSS_PREFIX + "reserve-result"
+KSS_PERMIT = KSS_PREFIX + "permit-result"
+KSS_PERMIT_TIMEOUT = KSS_PREFIX + "permit-result-timeout"
+KSS_PREBIND = KSS_PREFIX + "prebind-result"
+KSS_BIND = KSS_PREFIX + "bind-result"
+KSS_SELECTED_NODE = KSS_PREFIX + "selected-node"
+KSS_RESULT_HISTORY = KSS_PREFIX + "result-history"
+
+KSS_PASSED = "passed"
+KSS_SUCCESS = "success"
+KSS_WAIT = "wait"
+KSS_PREEMPTION_VICTIM = "preemption victim"
+
+# Per-plugin status annotations: the extension point of our trace each one records.
+_KSS_STATUS_POINTS = {
+    KSS_PREFILTER_STATUS: "PreFilter",
+    KSS_PRESCORE: "PreScore",
+    KSS_RESERVE: "Reserve",
+    KSS_PERMIT: "Permit",
+    KSS_PREBIND: "PreBind",
+    KSS_BIND: "Bind",
+}
+
+KSS_IMPORT_LOSSES = (
+    "the order of cycles across pods (cycles are numbered pod by pod, attempts in order)",
+    "times, durations and the scheduling queue",
+    "the FailedScheduling message and events",
+    "filter codes: a rejection reads Unschedulable (not UnschedulableAndUnresolvable)",
+    "the order filter plugins ran in (the default profile's order is assumed)",
+    "score weights (the default profile's are assumed) and so normalized scores",
+    "nodes cut by PreFilter, nodes never evaluated, the tie set, preemption victims",
+    "extender requests",
+)
+
+
+def _go_json(value: Any) -> str:
+    """``json.Marshal``: map keys sorted, no spaces, HTML characters escaped."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Export
+
+
+def _object_manifests(cluster: Cluster) -> list[dict[str, Any]]:
+    """Every stored manifest, in the order that applies cleanly (services.KIND_ORDER)."""
+    items: list[dict[str, Any]] = []
+    for kind in services.KIND_ORDER:
+        model = KIND_MODELS[kind]
+        order = ["namespace", "name"] if issubclass(model, NamespacedResource) else ["name"]
+        rows = model._default_manager.filter(cluster=cluster).order_by(*order)
+        items.extend(rows.values_list("manifest", flat=True))
+    return items
+
+
+def trace_export_jsonl(*, cluster: Cluster) -> Iterator[str]:
+    """The header line, then every cycle's trace, one per line (each ends with a newline).
+
+    Cycles are read in chunks as the lines are consumed, so a long history streams."""
+    header = {
+        "schemaVersion": SCHEMA_VERSION,
+        "kind": TRACE_KIND,
+        "cluster": cluster.name,
+        "exportedAt": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "objects": _object_manifests(cluster),
+        "schedulerConfiguration": services.scheduler_config_document(cluster=cluster),
+    }
+    yield json.dumps(header, separators=(",", ":")) + "\n"
+    rows = Cycle.objects.filter(cluster=cluster).order_by("number")
+    for row in rows.iterator(chunk_size=200):
+        yield json.dumps(row.trace(), separators=(",", ":")) + "\n"
+
+
+def _message(entry: Mapping[str, Any]) -> str:
+    """``Status.Message()``: the reasons joined by ", "."""
+    return ", ".join(entry.get("reasons") or [])
+
+
+def _status_word(entry: Mapping[str, Any]) -> str:
+    code = entry.get("code")
+    if code == "Success":
+        return KSS_SUCCESS
+    if code == "Wait":
+        return KSS_WAIT
+    return _message(entry)
+
+
+def _points(trace: Mapping[str, Any], point: str) -> list[dict[str, Any]]:
+    return [p for p in trace.get("points") or [] if p.get("point") == point]
+
+
+def _plugins_named_in(status: Mapping[str, Any] | None) -> list[str]:
+    """The plugins a PreFilter cut names: "node(s) didn't satisfy plugin NodeAffinity", or
+    "plugin(s) [A B]"."""
+    if not status:
+        return []
+    names: list[str] = []
+    for reason in status.get("reasons") or []:
+        match = re.search(r"plugin\(s\) \[([^\]]*)\]|plugin (\w+)", reason)
+        if match:
+            names.extend((match.group(1) or match.group(2)).split())
+    return names or ([status["plugin"]] if status.get("plugin") else [])
+
+
+def kss_annotations(trace: Mapping[str, Any]) -> dict[str, str]:
+    """The annotations kube-scheduler-simulator writes for one scheduling attempt."""
+    pre_filter = trace.get("preFilter") or {}
+    narrowed = pre_filter.get("nodes")
+    pre_filter_result: dict[str, list[str]] = {}
+    if narrowed is not None:
+        for plugin in _plugins_named_in(pre_filter.get("status")) or ["NodeAffinity"]:
+            pre_filter_result[plugin] = list(narrowed)
+    filter_result: dict[str, dict[str, str]] = {}
+    for node, entries in (trace.get("filter") or {}).items():
+        ran = [e for e in entries if not e.get("stage") and not e.get("hypothetical")]
+        if ran:
+            filter_result[node] = {
+                e["plugin"]: KSS_PASSED if e["code"] == "Success" else _message(e) for e in ran
+            }
+    post_filter: dict[str, dict[str, str]] = {}
+    for record in _points(trace, "PostFilter"):
+        # Only the plugin that succeeded nominated a node; every rejected node gets an entry.
+        nominated = trace.get("nominatedNode") if record["code"] == "Success" else None
+        for node, results in filter_result.items():
+            if any(word != KSS_PASSED for word in results.values()):
+                post_filter.setdefault(node, {})
+                if node == nominated:
+                    post_filter[node][record["plugin"]] = KSS_PREEMPTION_VICTIM
+    score_plugins = {p["plugin"] for p in _points(trace, "Score")}
+    score: dict[str, dict[str, str]] = {}
+    final_score: dict[str, dict[str, str]] = {}
+    for node, per_plugin in (trace.get("scores") or {}).items():
+        for plugin, value in per_plugin.items():
+            if plugin in score_plugins:
+                score.setdefault(node, {})[plugin] = str(value["raw"])
+                final_score.setdefault(node, {})[plugin] = str(value["weighted"])
+    annotations: dict[str, str] = {
+        KSS_PREFILTER: _go_json(pre_filter_result),
+        KSS_FILTER: _go_json(filter_result),
+        KSS_POSTFILTER: _go_json(post_filter),
+        KSS_SCORE: _go_json(score),
+        KSS_FINALSCORE: _go_json(final_score),
+        KSS_PERMIT_TIMEOUT: _go_json({p["plugin"]: "0s" for p in _points(trace, "Permit")}),
+        KSS_SELECTED_NODE: trace.get("node") or "",
+    }
+    for key, point in _KSS_STATUS_POINTS.items():
+        annotations[key] = _go_json({p["plugin"]: _status_word(p) for p in _points(trace, point)})
+    return dict(sorted(annotations.items()))
+
+
+def _kss_pod(manifest: Mapping[str, Any], traces: list[dict[str, Any]]) -> dict[str, Any]:
+    pod = json.loads(json.dumps(manifest))
+    pod.setdefault("apiVersion", "v1")
+    pod.setdefault("kind", "Pod")
+    if not traces:
+        return dict(pod)
+    history = [kss_annotations(trace) for trace in traces]
+    metadata = pod.setdefault("metadata", {})
+    annotations = dict(metadata.get("annotations") or {})
+    annotations.update(history[-1])
+    annotations[KSS_RESULT_HISTORY] = _go_json(history)
+    metadata["annotations"] = annotations
+    return dict(pod)
+
+
+def trace_export_kss(*, cluster: Cluster) -> dict[str, Any]:
+    """A ``v1 List`` of the cluster's pods annotated as kube-scheduler-simulator annotates them.
+
+    A pod's annotations hold its last cycle; ``result-history`` every cycle (a cycle held at
+    Permit appears once, with its outcome). Pods never tried carry no annotation."""
+    traces: dict[str, list[dict[str, Any]]] = {}
+    for row in Cycle.objects.filter(cluster=cluster).order_by("number").iterator(chunk_size=200):
+        traces.setdefault(f"{row.pod_namespace}/{row.pod_name}", []).append(row.trace())
+    items = [
+        _kss_pod(row.manifest, traces.get(row.key, []))
+        for row in PodRow.objects.filter(cluster=cluster).order_by("namespace", "name")
+    ]
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+# ---------------------------------------------------------------------------------------------
+# Import
+
+
+def _bad(message: str) -> ServiceError:
+    return ServiceError([message])
+
+
+def _parse_jsonl(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """(header, traces) of a JSON-lines trace file, or None when the text is not one."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        return None
+    try:
+        header = json.loads(lines[0][1])
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(header, dict) or header.get("kind") != TRACE_KIND:
+        return None
+    if header.get("schemaVersion") != SCHEMA_VERSION:
+        raise _bad(
+            f"line {lines[0][0]}: schemaVersion: Unsupported value: "
+            f"{header.get('schemaVersion')!r}: supported values: {SCHEMA_VERSION}"
+        )
+    traces: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for number, line in lines[1:]:
+        try:
+            trace = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise _bad(f"line {number}: not JSON: {error}") from None
+        if not isinstance(trace, dict) or not isinstance(trace.get("pod"), str):
+            raise _bad(f"line {number}: a cycle must be a JSON object with a pod")
+        if not isinstance(trace.get("cycle"), int):
+            raise _bad(f"line {number}: cycle: Required value: an integer")
+        if trace["cycle"] in seen:
+            raise _bad(f"line {number}: cycle: Duplicate value: {trace['cycle']}")
+        seen.add(trace["cycle"])
+        traces.append(trace)
+    return header, traces
+
+
+def _skeleton_node(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+
+def _skeleton_pod(key: str, profile: str, node: str) -> dict[str, Any]:
+    namespace, _, name = key.rpartition("/")
+    spec: dict[str, Any] = {"containers": [{"name": "main", "image": "unknown"}]}
+    if profile:
+        spec["schedulerName"] = profile
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace or "default"},
+        "spec": spec,
+    }
+
+
+def _skeletons(traces: list[dict[str, Any]], objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the input lacks, from what the traces name: nodes (names only) when it has no Node,
+    pods (name, profile, node) when it has no Pod, and the PriorityClasses its pods name.
+
+    An input that holds some pods holds all there are: a pod it lacks was deleted since."""
+    have = {
+        (
+            o.get("kind"),
+            (o.get("metadata") or {}).get("namespace") or "default",
+            o["metadata"]["name"],
+        )
+        for o in objects
+        if isinstance(o.get("metadata"), dict) and o["metadata"].get("name")
+    }
+    kinds = {kind for kind, _, _ in have}
+    made: list[dict[str, Any]] = []
+    if "Node" not in kinds:
+        node_names: dict[str, None] = {}
+        for trace in traces:
+            node_names.update(
+                dict.fromkeys([*(trace.get("filter") or {}), *(trace.get("scores") or {})])
+            )
+        made.extend(_skeleton_node(name) for name in node_names)
+    if "Pod" not in kinds:
+        last = {trace["pod"]: trace for trace in traces}
+        for key, trace in last.items():
+            bound = trace.get("node") if trace.get("result") == RESULT_SCHEDULED else ""
+            made.append(_skeleton_pod(key, str(trace.get("profile") or ""), bound or ""))
+    made.extend(_missing_priority_classes([*objects, *made], have))
+    return made
+
+
+def _missing_priority_classes(
+    objects: list[dict[str, Any]], have: set[tuple[Any, str, Any]]
+) -> list[dict[str, Any]]:
+    """PriorityClasses the pods name but the input lacks (a kss List holds only pods), with the
+    value and preemption policy admission gave the pods, so that it accepts them unchanged."""
+    classes: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        spec = (obj.get("spec") if obj.get("kind") == "Pod" else None) or {}
+        name = spec.get("priorityClassName")
+        unknown = isinstance(name, str) and ("PriorityClass", "default", name) not in have
+        if unknown and not str(name).startswith("system-"):
+            priority_class = {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": int(spec.get("priority") or 0),
+            }
+            if spec.get("preemptionPolicy"):
+                priority_class["preemptionPolicy"] = spec["preemptionPolicy"]
+            classes.setdefault(str(name), priority_class)
+    return list(classes.values())
+
+
+def _default_profile_plugins() -> tuple[dict[str, int], dict[str, int]]:
+    """The default profile's plugins: their order, and their score weights (unset: 1)."""
+    enabled = default_configuration().profiles[0].plugins.multi_point.enabled
+    return (
+        {p.name: i for i, p in enumerate(enabled)},
+        {p.name: p.weight or 1 for p in enabled},
+    )
+
+
+def _kss_json(annotations: Mapping[str, str], key: str) -> Any:
+    raw = annotations.get(key)
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        raise _bad(f"annotation {key}: not JSON") from None
+
+
+def _kss_points(point: str, results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Point records from a kss map: plugin -> status word, or (Filter, Score) -> run counts."""
+    points = []
+    for plugin, word in (results or {}).items():
+        record: dict[str, Any] = {"point": point, "plugin": plugin}
+        if isinstance(word, dict) or word == KSS_SUCCESS:
+            record["code"] = "Success"
+        elif word == KSS_WAIT:
+            record["code"] = "Wait"
+        else:
+            record.update(code="Unschedulable", reasons=[word] if word else [])
+        record["durationMs"] = 0.0
+        if isinstance(word, dict) and word.get("calls", 1) != 1:
+            record["calls"] = word["calls"]
+        points.append(record)
+    return points
+
+
+def _trace_from_kss(
+    annotations: Mapping[str, str], pod: str, profile: str, cycle: int, attempt: int, total: int
+) -> dict[str, Any]:
+    """One attempt's trace rebuilt from its kss annotations (see KSS_IMPORT_LOSSES)."""
+    order, weights = _default_profile_plugins()
+    filter_json: dict[str, list[dict[str, Any]]] = {}
+    for node, per_plugin in (_kss_json(annotations, KSS_FILTER) or {}).items():
+        entries = []
+        for plugin in sorted(per_plugin, key=lambda p: (order.get(p, len(order)), p)):
+            result = per_plugin[plugin]
+            if result == KSS_PASSED:
+                entries.append({"plugin": plugin, "code": "Success"})
+            else:
+                entries.append({"plugin": plugin, "code": "Unschedulable", "reasons": [result]})
+        filter_json[node] = entries
+    feasible = [n for n, e in filter_json.items() if all(x["code"] == "Success" for x in e)]
+    scores: dict[str, dict[str, dict[str, int]]] = {}
+    final = _kss_json(annotations, KSS_FINALSCORE) or {}
+    for node, per_plugin in (_kss_json(annotations, KSS_SCORE) or {}).items():
+        for plugin, raw in per_plugin.items():
+            weight = weights.get(plugin, 1)
+            weighted = int((final.get(node) or {}).get(plugin, raw))
+            scores.setdefault(node, {})[plugin] = {
+                "raw": int(raw),
+                "normalized": weighted // weight if weight else weighted,
+                "weight": weight,
+                "weighted": weighted,
+            }
+    point_maps = {point: _kss_json(annotations, key) for key, point in _KSS_STATUS_POINTS.items()}
+    ran: dict[str, list[list[str]]] = {
+        "Filter": [[e["plugin"] for e in entries] for entries in filter_json.values()],
+        "Score": [list(per_plugin) for per_plugin in scores.values()],
+    }
+    for point, plugins_per_node in ran.items():
+        runs: dict[str, dict[str, Any]] = {}
+        for plugins in plugins_per_node:
+            for plugin in plugins:
+                runs.setdefault(plugin, {"calls": 0})["calls"] += 1
+        point_maps[point] = runs
+    nominated = None
+    post_filter: dict[str, dict[str, Any]] = {}
+    for node, per_plugin in (_kss_json(annotations, KSS_POSTFILTER) or {}).items():
+        for plugin, word in per_plugin.items():
+            if word == KSS_PREEMPTION_VICTIM:
+                nominated = node
+                post_filter[plugin] = {}
+    point_maps["PostFilter"] = post_filter
+    points: list[dict[str, Any]] = []
+    for point in ("PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Permit"):
+        points.extend(_kss_points(point, point_maps[point]))
+    for point in ("PreBind", "Bind"):
+        points.extend(_kss_points(point, point_maps[point]))
+    selected = annotations.get(KSS_SELECTED_NODE) or None
+    bind = point_maps["Bind"] or {}
+    if selected and bind and all(word == KSS_SUCCESS for word in bind.values()):
+        result = RESULT_SCHEDULED
+    elif selected:
+        result = RESULT_ERROR
+    else:
+        result = RESULT_UNSCHEDULABLE
+    pre_filter_nodes = None
+    for nodes in (_kss_json(annotations, KSS_PREFILTER) or {}).values():
+        names = set(nodes)
+        pre_filter_nodes = names if pre_filter_nodes is None else pre_filter_nodes & names
+    totals = {node: sum(v["weighted"] for v in per.values()) for node, per in scores.items()}
+    return {
+        "cycle": cycle,
+        "pod": pod,
+        "profile": profile,
+        "attempt": attempt,
+        "time": 0.0,
+        "wallTime": 0.0,
+        "result": result,
+        "node": selected,
+        "message": "",
+        "feasibleNodes": len(feasible),
+        "evaluatedNodes": len(filter_json),
+        "totalNodes": total,
+        "startIndex": 0,
+        "nominatedNodeTried": None,
+        "preFilter": {
+            "nodes": sorted(pre_filter_nodes) if pre_filter_nodes is not None else None,
+            "status": None,
+        },
+        "skippedFilterPlugins": [],
+        "filter": filter_json,
+        "notEvaluated": [],
+        "scores": scores,
+        "totals": totals,
+        "selected": {"node": selected, "tieSet": [selected] if selected else []},
+        "points": points,
+        "queue": {},
+        "nominatedNode": nominated,
+        "preemption": {
+            "nominatedNode": nominated,
+            "victims": [],
+            "candidates": None,
+            "criterion": None,
+        }
+        if nominated
+        else None,
+        "extenders": [],
+        "events": [],
+        "imported": "kube-scheduler-simulator",
+    }
+
+
+def _parse_kss(text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """(objects with kss annotations removed, traces) of a kss-annotated List, or None."""
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        return None
+    items = [i for i in document["items"] if isinstance(i, dict)]
+    total = sum(1 for i in items if i.get("kind") == "Node")
+    objects: list[dict[str, Any]] = []
+    traces: list[dict[str, Any]] = []
+    found = False
+    for item in items:
+        metadata: dict[str, Any] = (
+            item["metadata"] if isinstance(item.get("metadata"), dict) else {}
+        )
+        annotations = dict(metadata.get("annotations") or {})
+        kss = {k: v for k, v in annotations.items() if k.startswith(KSS_PREFIX)}
+        if item.get("kind") == "Pod" and kss:
+            found = True
+            history = _kss_json(kss, KSS_RESULT_HISTORY) or [kss]
+            if not isinstance(history, list):
+                raise _bad(f"annotation {KSS_RESULT_HISTORY}: must be a JSON array")
+            key = f"{metadata.get('namespace') or 'default'}/{metadata.get('name')}"
+            profile = (item.get("spec") or {}).get("schedulerName") or "default-scheduler"
+            for attempt, entry in enumerate(history, 1):
+                nodes = total or len(_kss_json(entry, KSS_FILTER) or {})
+                traces.append(_trace_from_kss(entry, key, profile, len(traces) + 1, attempt, nodes))
+            item = json.loads(json.dumps(item))
+            rest = {k: v for k, v in annotations.items() if k not in kss}
+            if rest:
+                item["metadata"]["annotations"] = rest
+            else:
+                item["metadata"].pop("annotations", None)
+        objects.append(item)
+    return (objects, traces) if found else None
+
+
+def _events(traces: list[dict[str, Any]]) -> list[SchedulerEvent]:
+    """The events the cycles recorded (Scheduled, FailedScheduling, and their Preempted)."""
+    return [
+        SchedulerEvent(
+            type=e.get("type", ""),
+            reason=e.get("reason", ""),
+            object=e.get("object", ""),
+            message=e.get("message", ""),
+            time=float(trace.get("time") or 0.0),
+        )
+        for trace in traces
+        for e in [
+            *(trace.get("events") or []),
+            *((trace.get("preemption") or {}).get("events") or []),
+        ]
+        if isinstance(e, dict)
+    ]
+
+
+def free_cluster_name(*, owner: User | None, base: str) -> str:
+    """``base``, or ``base (2)``, ``base (3)``... whichever the owner has no cluster called."""
+    base = base.strip()[: services.CLUSTER_NAME_MAX_LENGTH - 5] or "imported"
+    taken = set(Cluster.objects.filter(owner=owner).values_list("name", flat=True))
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        name = f"{base} ({number})"
+    return name
+
+
+def import_name(*, owner: User | None, text: str) -> str:
+    """A free name for an import: the exported cluster's (from a JSON-lines header)."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        header = json.loads(first)
+    except json.JSONDecodeError:
+        header = None
+    base = "imported"
+    if isinstance(header, dict) and isinstance(header.get("cluster"), str):
+        base = header["cluster"]
+    return free_cluster_name(owner=owner, base=base)
+
+
+def trace_import(*, name: str, owner: User | None, text: str) -> Cluster:
+    """A new cluster holding what a JSON-lines trace file or a kss-annotated List holds.
+
+    The cluster is virtual and paused: its pods and nodes are there to look at with the cycles
+    that placed them, and nothing runs until someone resumes it. All or nothing: bad input
+    raises ServiceError and writes nothing.
+    """
+    parsed = _parse_jsonl(text)
+    config: dict[str, Any] | None = None
+    if parsed is not None:
+        header, traces = parsed
+        objects = [o for o in header.get("objects") or [] if isinstance(o, dict)]
+        if isinstance(header.get("schedulerConfiguration"), dict):
+            config = header["schedulerConfiguration"]
+    else:
+        kss = _parse_kss(text)
+        if kss is None:
+            raise _bad(
+                "expected a schedviz trace (JSON lines after a header with "
+                f'"kind": "{TRACE_KIND}") or a List of pods annotated by kube-scheduler-simulator'
+            )
+        objects, traces = kss
+    objects = [*objects, *_skeletons(traces, objects)]
+    documents: list[Any] = [{"apiVersion": "v1", "kind": "List", "items": objects}]
+    if config is not None:
+        documents.append(config)
+    with transaction.atomic():
+        cluster = services.cluster_create(
+            name=name,
+            owner=owner,
+            clock_mode=Cluster.ClockMode.VIRTUAL,
+            run_state=Cluster.RunState.PAUSED,
+        )
+        if objects or config is not None:
+            services.manifests_apply(
+                cluster=cluster, text="\n---\n".join(json.dumps(d) for d in documents)
+            )
+        if traces:
+            services.cycles_create(cluster=cluster, traces=traces)
+            services.events_create(cluster=cluster, events=_events(traces))
+            last_time = max(float(t.get("time") or 0.0) for t in traces)
+            Cluster.objects.filter(id=cluster.id).update(scheduler_time=last_time)
+            cluster.scheduler_time = last_time
+    return cluster
+
+
+__all__ = [
+    "KSS_IMPORT_LOSSES",
+    "TRACE_KIND",
+    "free_cluster_name",
+    "import_name",
+    "kss_annotations",
+    "trace_export_jsonl",
+    "trace_export_kss",
+    "trace_import",
+]

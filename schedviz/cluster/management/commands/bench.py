@@ -1,0 +1,95 @@
+"""``manage.py bench WORKLOAD [--nodes N] [--init-pods N] [--pods N] [--mode engine|e2e]
+[--output json|table] [--seed N]``: upstream's scheduler_perf workloads, measured.
+
+``engine`` runs the scheduler alone with full traces (schedviz.bench.runner); ``e2e`` is the
+whole live loop (database, runner, trace rows, websocket messages) and is not wired to the live
+runner yet: it exits with status 2. Counts default to upstream's variant for the node
+count (5000 nodes unless told). An unknown workload or mode that cannot run exits with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from schedviz.bench.runner import BenchResult, run_engine
+from schedviz.bench.workloads import DEFAULT_NODES, WORKLOADS
+
+E2E_UNAVAILABLE = (
+    "e2e mode is not wired yet: it needs the live runner (worker/runner.py run_cluster) driven "
+    "over a database cluster with 10 websocket clients; use --mode engine"
+)
+
+
+def render_table(result: BenchResult) -> str:
+    verdict = "meets" if result.meets_threshold else "below"
+    rows = [
+        ("workload", result.workload),
+        ("mode", result.mode),
+        (
+            "nodes / init pods / measured pods",
+            f"{result.nodes} / {result.init_pods} / {result.measured_pods}",
+        ),
+        ("scheduled / unschedulable", f"{result.scheduled} / {result.unschedulable}"),
+        (
+            "measured phase",
+            f"{result.seconds:.2f} s, {result.cycles} cycles, {result.churn_pods} churn pods",
+        ),
+        (
+            "throughput",
+            f"{result.pods_per_second:.1f} pods/s ({verdict} upstream's {result.threshold} pods/s)",
+        ),
+        ("cycle latency", f"p50 {result.p50_cycle_ms:.2f} ms, p99 {result.p99_cycle_ms:.2f} ms"),
+        (
+            "traces",
+            f"{result.trace_bytes_per_cycle / 1024:.1f} KiB per cycle, "
+            f"{result.trace_seconds:.2f} s of the phase in to_json and json.dumps",
+        ),
+        ("peak RSS", f"{result.peak_rss_mb:.0f} MB"),
+    ]
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label.ljust(width)}  {value}" for label, value in rows)
+
+
+class Command(BaseCommand):
+    help = "Run one of upstream's scheduler_perf workloads and report pods/s, latency and memory."
+    requires_system_checks: list[str] = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("workload", metavar="WORKLOAD", help=", ".join(WORKLOADS))
+        parser.add_argument("--nodes", type=int, default=DEFAULT_NODES, help="nodes (5000)")
+        parser.add_argument(
+            "--init-pods", type=int, default=None, help="pods placed before measuring"
+        )
+        parser.add_argument("--pods", type=int, default=None, help="measured pods")
+        parser.add_argument("--mode", choices=("engine", "e2e"), default="engine")
+        parser.add_argument("--output", choices=("json", "table"), default="json")
+        parser.add_argument("--seed", type=int, default=0, help="seed of names and tie-breaks")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        spec = WORKLOADS.get(options["workload"])
+        if spec is None:
+            sys.stderr.write(
+                f"unknown workload {options['workload']!r}; workloads: {', '.join(WORKLOADS)}\n"
+            )
+            sys.exit(2)
+        if options["mode"] == "e2e":
+            sys.stderr.write(f"{E2E_UNAVAILABLE}\n")
+            sys.exit(2)
+        nodes = options["nodes"]
+        default_init, default_measured = spec.counts(nodes)
+        init_pods = options["init_pods"] if options["init_pods"] is not None else default_init
+        pods = options["pods"] if options["pods"] is not None else default_measured
+        if nodes < 1 or init_pods < 0 or pods < 1:
+            sys.stderr.write("--nodes and --pods must be at least 1, --init-pods at least 0\n")
+            sys.exit(2)
+        workload = spec.build(nodes, init_pods, pods, options["seed"])
+        result = run_engine(workload, seed=options["seed"], threshold=spec.threshold)
+        if options["output"] == "json":
+            self.stdout.write(json.dumps(result.to_json(), indent=1))
+        else:
+            self.stdout.write(render_table(result))

@@ -1,0 +1,307 @@
+"""The cluster as the API server holds it, plus the scheduler's records.
+
+One row per Kubernetes object, keeping the manifest as submitted (after validation and
+defaulting) and the fields the scheduler and the UI filter on. ``Change`` is the append-only
+change log that plays the watch stream: its id is the resourceVersion, and every write to an
+object appends one row in the same transaction. ``Cycle`` keeps one scheduling cycle's trace
+(docs/trace-format.md) with indexed summary fields and a compressed body. ``Lease`` plays leader
+election: exactly one runner schedules a cluster, and ``PendingPods`` keeps the size of its queue.
+No business logic lives here: writes go through ``schedviz.cluster.services``, reads through
+``schedviz.cluster.selectors``.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+
+class Cluster(models.Model):
+    """A workspace: its objects, scheduler profiles, clock and run state."""
+
+    class ClockMode(models.TextChoices):
+        LIVE = "live", "Live (wall clock)"
+        VIRTUAL = "virtual", "Virtual (instant)"
+
+    class RunState(models.TextChoices):
+        RUNNING = "running", "Running"
+        PAUSED = "paused", "Paused"
+
+    name = models.CharField(max_length=100)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="clusters",
+    )
+    clock_mode = models.CharField(max_length=10, choices=ClockMode.choices, default=ClockMode.LIVE)
+    run_state = models.CharField(max_length=10, choices=RunState.choices, default=RunState.RUNNING)
+    # Live clock only: scheduler seconds per wall second.
+    speed = models.FloatField(default=1.0)
+    # Cycles asked for one at a time while paused (the step button).
+    pending_steps = models.PositiveIntegerField(default=0)
+    seed = models.BigIntegerField(default=1)
+    # The KubeSchedulerConfiguration v1 fields other than profiles (percentageOfNodesToScore,
+    # podInitialBackoffSeconds, podMaxBackoffSeconds, extenders...), as v1 YAML keys.
+    scheduler_settings = models.JSONField(default=dict, blank=True)
+    # The scheduler clock of the last runner (virtual mode continues from it).
+    scheduler_time = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="cluster_unique_name_per_owner")
+        ]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Profile(models.Model):
+    """One scheduler profile, kept as its v1 YAML form (schedulerName, plugins, pluginConfig)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="profiles")
+    scheduler_name = models.CharField(max_length=253)
+    position = models.PositiveIntegerField(default=0)
+    config = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "scheduler_name"], name="profile_unique_scheduler_name"
+            )
+        ]
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.scheduler_name
+
+
+class KubeResource(models.Model):
+    """What every stored Kubernetes object has."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=253)
+    manifest = models.JSONField()
+    # The id of the Change row of the object's last write.
+    resource_version = models.BigIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+class NamespacedResource(KubeResource):
+    namespace = models.CharField(max_length=253, default="default")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Node(KubeResource):
+    unschedulable = models.BooleanField(default=False)
+    labels = models.JSONField(default=dict)
+    taints = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="node_unique")]
+        ordering = ["name"]
+
+
+class Pod(NamespacedResource):
+    node_name = models.CharField(max_length=253, blank=True, default="")
+    phase = models.CharField(max_length=20, default="Pending")
+    priority = models.IntegerField(default=0)
+    scheduler_name = models.CharField(max_length=253, default="default-scheduler")
+    nominated_node_name = models.CharField(max_length=253, blank=True, default="")
+    conditions = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="pod_unique")
+        ]
+        indexes = [models.Index(fields=["cluster", "node_name"], name="pod_by_node")]
+        ordering = ["namespace", "name"]
+
+
+class Namespace(KubeResource):
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="namespace_unique")]
+
+
+class PriorityClass(KubeResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="priorityclass_unique")
+        ]
+
+
+class PodDisruptionBudget(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="pdb_unique")
+        ]
+
+
+class PersistentVolume(KubeResource):
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="pv_unique")]
+
+
+class PersistentVolumeClaim(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="pvc_unique")
+        ]
+
+
+class StorageClass(KubeResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="storageclass_unique")
+        ]
+
+
+class CSINode(KubeResource):
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="csinode_unique")]
+
+
+# Kind name (as in kube.objects and manifests) -> model.
+KIND_MODELS: dict[str, type[KubeResource]] = {
+    "Node": Node,
+    "Pod": Pod,
+    "Namespace": Namespace,
+    "PriorityClass": PriorityClass,
+    "PodDisruptionBudget": PodDisruptionBudget,
+    "PersistentVolume": PersistentVolume,
+    "PersistentVolumeClaim": PersistentVolumeClaim,
+    "StorageClass": StorageClass,
+    "CSINode": CSINode,
+}
+
+
+class Change(models.Model):
+    """One object change, in resourceVersion (id) order: the watch stream."""
+
+    class Type(models.TextChoices):
+        ADDED = "ADDED"
+        MODIFIED = "MODIFIED"
+        DELETED = "DELETED"
+
+    id = models.BigAutoField(primary_key=True)
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="changes")
+    kind = models.CharField(max_length=40)
+    namespace = models.CharField(max_length=253, blank=True, default="")
+    name = models.CharField(max_length=253)
+    type = models.CharField(max_length=10, choices=Type.choices)
+    # The object after the change; for DELETED, its last state.
+    manifest = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "id"], name="change_by_cluster")]
+        ordering = ["id"]
+
+
+class Cycle(models.Model):
+    """One scheduling cycle's trace: summary columns for lists, the whole trace compressed."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="cycles")
+    number = models.PositiveIntegerField()
+    pod_namespace = models.CharField(max_length=253)
+    pod_name = models.CharField(max_length=253)
+    profile = models.CharField(max_length=253)
+    attempt = models.PositiveIntegerField()
+    result = models.CharField(max_length=20)
+    node = models.CharField(max_length=253, blank=True, default="")
+    message = models.TextField(blank=True, default="")
+    scheduler_time = models.FloatField()
+    wall_time = models.FloatField()
+    # Wall seconds the attempt took (CycleTrace.duration), for /metrics; null on older rows.
+    duration_seconds = models.FloatField(null=True, blank=True)
+    body = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "number"], name="cycle_unique_number")
+        ]
+        indexes = [
+            models.Index(fields=["cluster", "pod_namespace", "pod_name"], name="cycle_by_pod")
+        ]
+        ordering = ["cluster", "number"]
+
+    @staticmethod
+    def encode_body(trace: dict[str, Any]) -> bytes:
+        return zlib.compress(json.dumps(trace, separators=(",", ":")).encode(), 6)
+
+    def trace(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(zlib.decompress(bytes(self.body)))
+        return data
+
+
+class Event(models.Model):
+    """A v1 Event the scheduler recorded (Scheduled, FailedScheduling, Preempted)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="events")
+    type = models.CharField(max_length=10)
+    reason = models.CharField(max_length=60)
+    object_namespace = models.CharField(max_length=253, blank=True, default="")
+    object_name = models.CharField(max_length=253)
+    message = models.TextField()
+    scheduler_time = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["cluster", "object_namespace", "object_name"], name="event_by_obj")
+        ]
+        ordering = ["id"]
+
+
+class Lease(models.Model):
+    """Who schedules a cluster, until when (a coordination.k8s.io Lease)."""
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, primary_key=True, related_name="lease"
+    )
+    holder = models.CharField(max_length=200, blank=True, default="")
+    renewed_at = models.DateTimeField(null=True, blank=True)
+    duration_seconds = models.FloatField(default=15.0)
+
+
+class PendingPods(models.Model):
+    """How many pods the runner's scheduling queue held, by sub-queue, when it last wrote Cycle
+    rows: upstream's scheduler_pending_pods gauge, for a /metrics served by another process."""
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, primary_key=True, related_name="pending_pods"
+    )
+    active = models.PositiveIntegerField(default=0)
+    backoff = models.PositiveIntegerField(default=0)
+    unschedulable = models.PositiveIntegerField(default=0)
+    gated = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class ApiToken(models.Model):
+    """A token for the JSON API (``Authorization: Token <key>``); the key is stored hashed."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)

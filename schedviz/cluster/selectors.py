@@ -1,0 +1,216 @@
+"""Reads of the cluster: what the API server lists and gets, and the scheduler's records.
+
+Selectors never write. Those that take a user check ownership: a cluster is seen by its owner,
+and a cluster without an owner by everyone (for now).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import Q, QuerySet
+
+from schedviz.cluster.models import (
+    ApiToken,
+    Change,
+    Cluster,
+    Cycle,
+    Event,
+    Node,
+    Pod,
+    Profile,
+)
+from schedviz.cluster.services import ObjectNotFound, api_token_hash, scheduler_config_document
+from schedviz.kube.decode import decode_object
+from schedviz.kube.errors import go_quote
+from schedviz.kube.objects import POD_FAILED, POD_SUCCEEDED, RESOURCE_PODS
+from schedviz.kube.objects import Node as KubeNode
+from schedviz.kube.objects import Pod as KubePod
+from schedviz.kube.resources import pod_requests, to_int
+from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
+from schedviz.scheduler.apis.config.v1 import decode_configuration
+from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
+
+# ---------------------------------------------------------------------------------------------
+# Clusters
+
+
+def _visible(user: User | AnonymousUser | None) -> Q:
+    if user is None or not user.is_authenticated:
+        return Q(owner__isnull=True)
+    return Q(owner__isnull=True) | Q(owner=user)
+
+
+def cluster_list(*, user: User | AnonymousUser | None) -> QuerySet[Cluster]:
+    """The clusters the user may see, by name."""
+    return Cluster.objects.filter(_visible(user)).order_by("name", "id")
+
+
+def cluster_get(*, cluster_id: int, user: User | AnonymousUser | None) -> Cluster:
+    """The cluster, if the user may see it; ObjectNotFound otherwise (someone else's or none)."""
+    found = Cluster.objects.filter(_visible(user), id=cluster_id).first()
+    if found is None:
+        raise ObjectNotFound([f"clusters {go_quote(str(cluster_id))} not found"])
+    return found
+
+
+def api_token_user(*, key: str) -> User | None:
+    """The active user a token key belongs to, or None."""
+    token = ApiToken.objects.select_related("user").filter(key_hash=api_token_hash(key)).first()
+    if token is None or not token.user.is_active:
+        return None
+    return token.user
+
+
+def scheduler_configuration(*, cluster: Cluster) -> KubeSchedulerConfiguration:
+    """The configuration the cluster's scheduler runs with (the v1 default without profiles)."""
+    return decode_configuration(
+        scheduler_config_document(cluster=cluster), known_plugins=set(new_in_tree_registry())
+    )
+
+
+def profile_list(*, cluster: Cluster) -> QuerySet[Profile]:
+    return Profile.objects.filter(cluster=cluster)
+
+
+# ---------------------------------------------------------------------------------------------
+# Objects
+
+
+def pod_list(
+    *,
+    cluster: Cluster,
+    namespace: str | None = None,
+    node_name: str | None = None,
+    phase: str | None = None,
+    bound: bool | None = None,
+    scheduler_name: str | None = None,
+) -> QuerySet[Pod]:
+    """The cluster's pods by namespace and name; each filter given narrows the list."""
+    pods = Pod.objects.filter(cluster=cluster)
+    if namespace is not None:
+        pods = pods.filter(namespace=namespace)
+    if node_name is not None:
+        pods = pods.filter(node_name=node_name)
+    if phase is not None:
+        pods = pods.filter(phase=phase)
+    if bound is not None:
+        pods = pods.exclude(node_name="") if bound else pods.filter(node_name="")
+    if scheduler_name is not None:
+        pods = pods.filter(scheduler_name=scheduler_name)
+    return pods.order_by("namespace", "name")
+
+
+def pod_get(*, cluster: Cluster, namespace: str, name: str) -> Pod:
+    found = Pod.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
+    if found is None:
+        raise ObjectNotFound([f"pods {go_quote(name)} not found"])
+    return found
+
+
+@dataclass(slots=True)
+class NodeSummary:
+    """A node with what its bound pods request against what it can allocate.
+
+    Amounts are the integers the scheduler keeps: millicores for cpu, bytes for memory, a count
+    for pods. Terminated pods (Succeeded, Failed) request nothing, as in the scheduler's cache.
+    """
+
+    row: Node
+    allocatable: dict[str, int] = field(default_factory=dict)
+    requested: dict[str, int] = field(default_factory=dict)
+    pod_count: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.row.name
+
+
+def _amounts(node: KubeNode) -> dict[str, int]:
+    return {name: to_int(name, quantity.amount) for name, quantity in node.allocatable.items()}
+
+
+def node_list(*, cluster: Cluster) -> list[NodeSummary]:
+    """Every node by name, with requested and allocatable resource totals."""
+    summaries: dict[str, NodeSummary] = {}
+    for row in Node.objects.filter(cluster=cluster).order_by("name"):
+        decoded = decode_object(row.manifest)
+        assert isinstance(decoded, KubeNode)
+        summaries[row.name] = NodeSummary(row=row, allocatable=_amounts(decoded))
+    bound = (
+        Pod.objects.filter(cluster=cluster)
+        .exclude(node_name="")
+        .exclude(phase__in=[POD_SUCCEEDED, POD_FAILED])
+        .values_list("node_name", "manifest")
+    )
+    for node_name, manifest in bound:
+        summary = summaries.get(node_name)
+        if summary is None:
+            continue
+        pod = decode_object(manifest)
+        assert isinstance(pod, KubePod)
+        summary.pod_count += 1
+        for name, amount in pod_requests(pod).items():
+            summary.requested[name] = summary.requested.get(name, 0) + to_int(name, amount)
+    for summary in summaries.values():
+        if summary.pod_count:
+            summary.requested[RESOURCE_PODS] = summary.pod_count
+    return list(summaries.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# The scheduler's records
+
+
+def cycles_for_pod(*, cluster: Cluster, namespace: str, name: str) -> list[dict[str, Any]]:
+    """Every cycle that tried the pod, as traces (docs/trace-format.md), oldest first."""
+    rows = Cycle.objects.filter(cluster=cluster, pod_namespace=namespace, pod_name=name)
+    return [row.trace() for row in rows.order_by("number")]
+
+
+def cycle_list(*, cluster: Cluster, after: int = 0, limit: int = 500) -> QuerySet[Cycle]:
+    """Cycles numbered above ``after``, oldest first, at most ``limit`` (summary columns only)."""
+    return (
+        Cycle.objects.filter(cluster=cluster, number__gt=after)
+        .defer("body")
+        .order_by("number")[:limit]
+    )
+
+
+def cycle_traces_since(
+    *, cluster: Cluster, after: int = 0, limit: int = 500
+) -> list[dict[str, Any]]:
+    """The traces of the cycles numbered above ``after``, oldest first, at most ``limit``."""
+    rows = Cycle.objects.filter(cluster=cluster, number__gt=after).order_by("number")[:limit]
+    return [row.trace() for row in rows]
+
+
+def cycle_get(*, cluster: Cluster, number: int) -> dict[str, Any]:
+    """One cycle's trace; ObjectNotFound if there is no such cycle."""
+    row = Cycle.objects.filter(cluster=cluster, number=number).first()
+    if row is None:
+        raise ObjectNotFound([f"cycles {go_quote(str(number))} not found"])
+    return row.trace()
+
+
+def events_for_object(*, cluster: Cluster, namespace: str, name: str) -> QuerySet[Event]:
+    """The events recorded about one object, oldest first."""
+    return Event.objects.filter(
+        cluster=cluster, object_namespace=namespace, object_name=name
+    ).order_by("id")
+
+
+def change_log_since(
+    *, cluster: Cluster, resource_version: int, limit: int | None = None
+) -> QuerySet[Change]:
+    """The changes after ``resource_version``, in order: the watch stream from that point."""
+    changes = Change.objects.filter(cluster=cluster, id__gt=resource_version).order_by("id")
+    return changes[:limit] if limit is not None else changes
+
+
+def latest_resource_version(*, cluster: Cluster) -> int:
+    """The id of the cluster's latest change (0 without any): where a fresh list stands."""
+    latest = Change.objects.filter(cluster=cluster).order_by("-id").values_list("id", flat=True)
+    return latest.first() or 0

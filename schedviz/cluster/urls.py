@@ -1,0 +1,19 @@
+"""JSON API routes, mounted under ``api/``."""
+
+from django.urls import path
+
+from schedviz.cluster import api
+
+app_name = "api"
+urlpatterns = [
+    path("clusters", api.clusters, name="clusters"),
+    path("clusters/<int:cluster_id>", api.cluster_detail, name="cluster"),
+    path("clusters/<int:cluster_id>/apply", api.cluster_apply, name="apply"),
+    path("clusters/<int:cluster_id>/export", api.cluster_export, name="export"),
+    path("clusters/<int:cluster_id>/pods", api.pods, name="pods"),
+    path("clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>", api.pod_detail, name="pod"),
+    path("clusters/<int:cluster_id>/cycles", api.cycles, name="cycles"),
+    path("clusters/import", api.cluster_import, name="import"),
+    path("lessons", api.lesson_list, name="lessons"),
+    path("lessons/<slug:slug>/load", api.lesson_load, name="lesson_load"),
+]

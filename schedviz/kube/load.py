@@ -1,0 +1,360 @@
+"""Loading manifests: YAML or JSON text in, validated objects out, or every error at once.
+
+Plays the part of ``kubectl create -f`` against the API server: documents are split as
+k8s.io/apimachinery/pkg/util/yaml does (multi-document YAML, a JSON object, a JSON array),
+``kind: List`` and ``*List`` documents (what ``kubectl get -o yaml`` prints) are expanded item by
+item as kubectl's resource builder does, and each object goes through ``decode_object``.
+KubeSchedulerConfiguration documents are passed through raw for the config package.
+
+Deliberately different: the input is all or nothing (kubectl creates the valid documents and
+reports the rest); aliases, depth and alias expansion are bounded so that hostile YAML (an
+"alias bomb", a self-referencing anchor, thousands of nested brackets) fails with a clear
+message instead of exhausting memory or the stack. Strings holding a NUL character or a lone
+surrogate (JSON can escape both) are refused, naming the field: neither can be stored
+(PostgreSQL text and jsonb refuse NUL; UTF-8 has no surrogates). Only safe loading is used:
+libyaml's CSafeLoader when the text cannot nest deeply, else a bounded pure-Python
+SafeLoader. Syntax error lines count from the top of the file (kubectl counts from the top of
+the document).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from schedviz.kube.decode import KINDS, decode_object
+from schedviz.kube.errors import (
+    AlreadyExistsError,
+    DocumentError,
+    InvalidObjectError,
+    LocatedError,
+    ManifestError,
+)
+from schedviz.kube.objects import KubeObject
+
+SCHEDULER_CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
+SCHEDULER_CONFIG_KIND = "KubeSchedulerConfiguration"
+
+MAX_DEPTH = 100
+MAX_ALIASES = 1000
+# Alias expansion may add at most this many nodes beyond the document's own, plus a multiple.
+_EXPANSION_ALLOWANCE = 100_000
+_EXPANSION_RATIO = 4
+EXCESSIVE_ALIASING = "document contains excessive aliasing"
+
+
+@dataclass
+class Manifests:
+    """What a set of manifests holds, in input order."""
+
+    objects: list[KubeObject] = field(default_factory=list)
+    scheduler_configs: list[dict[str, Any]] = field(default_factory=list)
+
+
+_CSafeLoader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+
+
+class _LimitExceeded(Exception):
+    pass
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses deep nesting and excessive aliasing while composing."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise _LimitExceeded(EXCESSIVE_ALIASING)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _LimitExceeded(f"exceeded max depth of {MAX_DEPTH}")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _check_expansion(document: Any) -> None:
+    """Refuses self-referencing documents and ones that aliases blow up, in linear time."""
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+    unique = 0
+    # Iterative post-order walk: (node, depth, children_done).
+    stack: list[tuple[Any, int, bool]] = [(document, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        ident = id(node)
+        if done:
+            values = node.values() if isinstance(node, dict) else node
+            sizes[ident] = 1 + sum(
+                sizes.get(id(v), 1) if isinstance(v, dict | list) else 1 for v in values
+            )
+            in_progress.discard(ident)
+            continue
+        if ident in sizes:
+            continue
+        if ident in in_progress:
+            raise _LimitExceeded("document refers to itself through an alias")
+        if depth > MAX_DEPTH:
+            raise _LimitExceeded(f"exceeded max depth of {MAX_DEPTH}")
+        in_progress.add(ident)
+        unique += 1 + len(node)
+        stack.append((node, depth, True))
+        values = node.values() if isinstance(node, dict) else node
+        stack.extend((v, depth + 1, False) for v in values if isinstance(v, dict | list))
+    expanded = sizes.get(id(document), 1)
+    if expanded > _EXPANSION_RATIO * unique + _EXPANSION_ALLOWANCE:
+        raise _LimitExceeded(EXCESSIVE_ALIASING)
+
+
+# libyaml composes nodes recursively in C; beyond this bound on nesting the bounded Python
+# loader is used instead, which refuses deep nesting before the stack is at risk.
+_C_LOADER_MAX_NESTING = 1000
+
+
+def _nesting_bound(text: str) -> int:
+    """An upper bound on the nesting depth: block nesting needs columns, flow nesting brackets."""
+    widest = max((len(line) for line in text.splitlines()), default=0)
+    openers = text.count("[") + text.count("{")
+    if openers <= _C_LOADER_MAX_NESTING:
+        return widest + openers
+    depth = deepest = 0
+    for bracket in re.findall(r"[\[\]{}]", text):
+        depth = depth + 1 if bracket in "[{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return widest + deepest
+
+
+def _make_loader(text: str) -> Any:
+    if _CSafeLoader is not None and _nesting_bound(text) <= _C_LOADER_MAX_NESTING:
+        return _CSafeLoader(text)
+    return _BoundedLoader(text)
+
+
+def _yaml_documents(text: str) -> Iterator[Any]:
+    loader = _make_loader(text)
+    try:
+        while loader.check_data():
+            yield loader.get_data()
+    finally:
+        loader.dispose()
+
+
+def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
+    """(position from 1, parsed document) for every document; raises DocumentError on syntax.
+
+    Text that looks like JSON is read as JSON (an array is a list of documents); if it is not
+    JSON after all it is read as YAML (flow style), and if that fails too the JSON error is
+    the one reported.
+    """
+    json_error = None
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as error:
+            json_error = DocumentError(
+                f"json: line {error.lineno}, column {error.colno}: {error.msg}",
+                1,
+                source,
+                line=error.lineno,
+            )
+        except RecursionError:
+            raise DocumentError(f"exceeded max depth of {MAX_DEPTH}", 1, source) from None
+        else:
+            yield from _numbered(parsed if isinstance(parsed, list) else [parsed], source)
+            return
+    position = 0
+    try:
+        for document in _yaml_documents(text):
+            # Flow-style YAML that looked like a JSON array is a list of documents too.
+            items = (
+                document if json_error is not None and isinstance(document, list) else [document]
+            )
+            for item in items:
+                position += 1
+                _check_or_raise(item, position, source)
+                yield position, item
+    except yaml.MarkedYAMLError as error:
+        if json_error is not None:
+            raise json_error from None
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = error.problem or error.context or "invalid YAML"
+        where = f"line {line}: " if line is not None else ""
+        raise DocumentError(f"yaml: {where}{problem}", position + 1, source, line=line) from None
+    except (yaml.YAMLError, _LimitExceeded) as error:
+        raise DocumentError(f"yaml: {error}", position + 1, source) from None
+    except RecursionError:
+        raise DocumentError(
+            f"yaml: exceeded max depth of {MAX_DEPTH}", position + 1, source
+        ) from None
+
+
+def _numbered(documents: list[Any], source: str) -> Iterator[tuple[int, Any]]:
+    for position, document in enumerate(documents, start=1):
+        _check_or_raise(document, position, source)
+        yield position, document
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _unstorable_string(document: Any) -> str | None:
+    """The path of the first key or string value that cannot be stored, if any."""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            if _UNSTORABLE.search(node):
+                return path or "<document>"
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                name = str(key)
+                child = f"{path}.{name}" if path else name
+                if _UNSTORABLE.search(name):
+                    return child
+                stack.append((value, child))
+        elif isinstance(node, list):
+            stack.extend((value, f"{path}[{i}]") for i, value in enumerate(node))
+    return None
+
+
+def _check_or_raise(document: Any, position: int, source: str) -> None:
+    try:
+        _check_expansion(document)
+    except _LimitExceeded as error:
+        raise DocumentError(str(error), position, source) from None
+    path = _unstorable_string(document)
+    if path is not None:
+        raise DocumentError(
+            f"{path}: Invalid value: strings may not contain NUL characters or unpaired surrogates",
+            position,
+            source,
+        )
+
+
+def _type_name(value: Any) -> str:
+    return {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )
+
+
+class _Collector:
+    """Gathers objects and errors over every source, so the whole input is judged at once."""
+
+    def __init__(self) -> None:
+        self.manifests = Manifests()
+        self.errors: list[LocatedError] = []
+        self._seen: set[tuple[str, str]] = set()
+
+    def add_text(self, text: str, source: str) -> None:
+        try:
+            for position, document in _split_documents(text, source):
+                if document is not None:
+                    self._add_document(document, source, position, "")
+        except DocumentError as error:
+            self.errors.append(error)
+
+    def _add_document(self, document: Any, source: str, position: int, item_path: str) -> None:
+        if not isinstance(document, dict):
+            error = DocumentError(f"expected an object, got {_type_name(document)}")
+            error.locate(source, position, item_path)
+            self.errors.append(error)
+            return
+        kind, api_version = document.get("kind"), document.get("apiVersion")
+        if isinstance(kind, str) and kind.endswith("List") and "items" in document:
+            self._add_list(document, source, position, item_path)
+        elif kind == SCHEDULER_CONFIG_KIND and api_version == SCHEDULER_CONFIG_API_VERSION:
+            self.manifests.scheduler_configs.append(document)
+        else:
+            self._add_object(document, source, position, item_path)
+
+    def _add_list(self, document: dict[str, Any], source: str, position: int, path: str) -> None:
+        items = document["items"]
+        if items is None:
+            return
+        if not isinstance(items, list):
+            error = DocumentError(f"items: expected an array, got {_type_name(items)}")
+            error.locate(source, position, path)
+            self.errors.append(error)
+            return
+        prefix = f"{path}." if path else ""
+        for i, item in enumerate(items):
+            self._add_document(item, source, position, f"{prefix}items[{i}]")
+
+    def _add_object(self, document: dict[str, Any], source: str, position: int, path: str) -> None:
+        try:
+            obj = decode_object(document)
+        except (InvalidObjectError, DocumentError) as error:
+            error.locate(source, position, path)
+            self.errors.append(error)
+            return
+        info = KINDS[(document["apiVersion"], document["kind"])]
+        identity = (info.qualified_resource, obj.key)
+        if identity in self._seen:
+            duplicate = AlreadyExistsError(info.qualified_resource, obj.name)
+            duplicate.locate(source, position, path)
+            self.errors.append(duplicate)
+            return
+        self._seen.add(identity)
+        self.manifests.objects.append(obj)
+
+    def result(self) -> Manifests:
+        if self.errors:
+            raise ManifestError(self.errors)
+        return self.manifests
+
+
+def load_manifests(text: str, source: str = "<input>") -> Manifests:
+    """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong."""
+    collector = _Collector()
+    collector.add_text(text, source)
+    return collector.result()
+
+
+MANIFEST_EXTENSIONS = (".json", ".yaml", ".yml")
+
+
+def _expand_directories(paths: list[str]) -> list[str]:
+    """kubectl -f DIR: the directory's .json, .yaml and .yml files, by name, not recursively."""
+    expanded: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            names = sorted(n for n in os.listdir(path) if n.endswith(MANIFEST_EXTENSIONS))
+            expanded.extend(os.path.join(path, n) for n in names)
+        else:
+            expanded.append(path)
+    return expanded
+
+
+def load_files(paths: list[str]) -> Manifests:
+    """``load_manifests`` over several files, judged together (a name may not repeat).
+
+    A directory stands for its manifest files, as with ``kubectl create -f DIR``.
+    """
+    collector = _Collector()
+    for path in _expand_directories(paths):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) else str(error)
+            failure = DocumentError(f"open {path}: {reason}")
+            collector.errors.append(failure)
+            continue
+        collector.add_text(text, path)
+    return collector.result()

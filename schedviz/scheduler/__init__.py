@@ -1,0 +1,1 @@
+"""The kube-scheduler port: pure Python, no Django. Module names follow pkg/scheduler."""

@@ -1,0 +1,171 @@
+"""A keyed binary heap: items are found, updated and removed by key.
+
+Mirrors pkg/scheduler/backend/heap/heap.go, which builds on Go's container/heap, with the same
+sift-up and sift-down steps, so items the less function ranks equal leave in upstream's order.
+With ``fifo_ties`` (activeQ) they leave in the order they arrived instead: upstream's pods
+practically never tie there (PrioritySort compares nanosecond timestamps), but in virtual time
+many pods are queued at the same instant, and first come, first served is what distinct
+timestamps would have given them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Heap(Generic[T]):
+    __slots__ = (
+        "_arrivals",
+        "_fifo_ties",
+        "_index",
+        "_items",
+        "_key",
+        "_less",
+        "_next_arrival",
+        "_ordered",
+    )
+
+    def __init__(
+        self, key: Callable[[T], str], less: Callable[[T, T], bool], *, fifo_ties: bool = False
+    ) -> None:
+        self._key = key
+        self._less = less
+        self._fifo_ties = fifo_ties
+        self._items: list[T] = []
+        self._index: dict[str, int] = {}
+        # When each key arrived, for ties; an update keeps the item's place in line.
+        self._arrivals: dict[str, int] = {}
+        self._next_arrival = 0
+        # The head of the heap in pop order, kept between changes: traces ask for it every
+        # cycle, and between two cycles the usual change is one pop of the head.
+        self._ordered: list[T] | None = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def add_or_update(self, item: T) -> None:
+        self._ordered = None
+        key = self._key(item)
+        index = self._index.get(key)
+        if index is not None:
+            self._items[index] = item
+            self._fix(index)
+            return
+        self._index[key] = len(self._items)
+        self._arrivals[key] = self._next_arrival
+        self._next_arrival += 1
+        self._items.append(item)
+        self._up(len(self._items) - 1)
+
+    def delete(self, key: str) -> T | None:
+        """Removes the item with this key and returns it (None when absent)."""
+        index = self._index.get(key)
+        if index is None:
+            return None
+        self._ordered = None
+        last = len(self._items) - 1
+        if index != last:
+            self._swap(index, last)
+            if not self._down(index, last):
+                self._up(index)
+        self._arrivals.pop(key, None)
+        return self._remove_last()
+
+    def peek(self) -> T | None:
+        return self._items[0] if self._items else None
+
+    def pop(self) -> T | None:
+        if not self._items:
+            return None
+        item = self._pop_existing()
+        self._arrivals.pop(self._key(item), None)
+        ordered = self._ordered
+        if ordered and ordered[0] is item:
+            del ordered[0]
+        else:
+            self._ordered = None
+        return item
+
+    def get(self, key: str) -> T | None:
+        index = self._index.get(key)
+        return None if index is None else self._items[index]
+
+    def items(self) -> list[T]:
+        """The items in heap (storage) order, as upstream's List."""
+        return list(self._items)
+
+    def ordered(self, limit: int | None = None) -> list[T]:
+        """The first ``limit`` items (all by default) in the order successive pops would return
+        them; the heap is left intact."""
+        count = len(self._items) if limit is None else min(limit, len(self._items))
+        cached = self._ordered
+        if cached is None or len(cached) < count:
+            # Twice what is asked, so that many pops can be answered before working it out again.
+            depth = len(self._items) if limit is None else min(2 * limit, len(self._items))
+            copy: Heap[T] = Heap(self._key, self._less, fifo_ties=self._fifo_ties)
+            copy._items = list(self._items)
+            copy._index = dict(self._index)
+            copy._arrivals = self._arrivals
+            cached = self._ordered = [copy._pop_existing() for _ in range(depth)]
+        return cached[:count]
+
+    def _pop_existing(self) -> T:
+        last = len(self._items) - 1
+        self._swap(0, last)
+        self._down(0, last)
+        return self._remove_last()
+
+    # container/heap ------------------------------------------------------------------------
+
+    def _remove_last(self) -> T:
+        item = self._items.pop()
+        del self._index[self._key(item)]
+        return item
+
+    def _before(self, a: T, b: T) -> bool:
+        """``less``; with ``fifo_ties``, ties go to the item that arrived first."""
+        if self._less(a, b):
+            return True
+        if not self._fifo_ties or self._less(b, a):
+            return False
+        return self._arrivals[self._key(a)] < self._arrivals[self._key(b)]
+
+    def _swap(self, i: int, j: int) -> None:
+        items = self._items
+        items[i], items[j] = items[j], items[i]
+        self._index[self._key(items[i])] = i
+        self._index[self._key(items[j])] = j
+
+    def _fix(self, i: int) -> None:
+        if not self._down(i, len(self._items)):
+            self._up(i)
+
+    def _up(self, j: int) -> None:
+        while j > 0:
+            parent = (j - 1) // 2
+            if not self._before(self._items[j], self._items[parent]):
+                break
+            self._swap(parent, j)
+            j = parent
+
+    def _down(self, i0: int, n: int) -> bool:
+        i = i0
+        while True:
+            left = 2 * i + 1
+            if left >= n:
+                break
+            child = left
+            right = left + 1
+            if right < n and self._before(self._items[right], self._items[left]):
+                child = right
+            if not self._before(self._items[child], self._items[i]):
+                break
+            self._swap(i, child)
+            i = child
+        return i > i0

@@ -1,0 +1,664 @@
+"""The scheduling queue: activeQ, backoffQ, the unschedulable pod pool, in-flight pods, nominator.
+
+Mirrors pkg/scheduler/backend/queue/scheduling_queue.go as of v1.34/v1.35, with the features on by
+default there and nothing alpha (no pod groups, no DRA):
+- SchedulerQueueingHints (GA, locked on since v1.34): pods rejected while events arrived are
+  judged by those events' queueing hints; ``move_request_cycle`` is kept up to date as upstream,
+  though with hints on nothing reads it;
+- SchedulerPopFromBackoffQ (beta, on by default since v1.33): when activeQ is empty, ``pop`` takes
+  the head of backoffQ; PreEnqueue plugins run when a pod enters backoffQ, not when it leaves.
+
+Differences, deliberate:
+- no goroutines and no locks. Upstream's ``Run`` starts two tickers; here the scheduling loop
+  calls ``flush_backoff_q_completed`` every second (aligned to whole seconds) and
+  ``flush_unschedulable_pods_leftover`` every 30 seconds, and ``next_wakeup`` says when the next
+  backoff completes, so a loop in virtual time can jump the clock;
+- ``pop`` never blocks: it returns None when there is nothing to pop;
+- pods are identified by ``namespace/name`` where upstream uses the UID;
+- pods keep the order they arrived in where upstream iterates Go maps in random order;
+- the metrics are left out; ``on_pre_enqueue`` lets the runtime trace PreEnqueue results instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from schedviz.kube.objects import Pod
+from schedviz.scheduler.backend.queue.active_queue import ActiveQueue, InFlightEvent
+from schedviz.scheduler.backend.queue.backoff_queue import NO_BACKOFF, BackoffQueue
+from schedviz.scheduler.backend.queue.nominator import Nominator, PodLister
+from schedviz.scheduler.backend.queue.unschedulable_pods import UnschedulablePods
+from schedviz.scheduler.clock import Clock
+from schedviz.scheduler.framework.events import pod_scheduling_properties_change
+from schedviz.scheduler.framework.interface import (
+    NominatingInfo,
+    PreEnqueuePlugin,
+    Status,
+    as_status,
+)
+from schedviz.scheduler.framework.plugins.names import POD_TOPOLOGY_SPREAD
+from schedviz.scheduler.framework.types import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    PodInfo,
+    QueuedPodInfo,
+    QueueingHint,
+    QueueingHintFn,
+)
+
+# Defaults of the scheduler configuration (seconds).
+DEFAULT_POD_INITIAL_BACKOFF_DURATION = 1.0
+DEFAULT_POD_MAX_BACKOFF_DURATION = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+# Periods of upstream's background loops, which the scheduling loop calls here.
+FLUSH_BACKOFF_Q_PERIOD = 1.0
+FLUSH_UNSCHEDULABLE_PODS_PERIOD = 30.0
+
+# Queue names, as upstream logs them.
+ACTIVE_Q = "Active"
+BACKOFF_Q = "Backoff"
+UNSCHEDULABLE_Q = "Unschedulable"
+
+# Special event labels (pkg/scheduler/framework/events.go).
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
+FORCE_ACTIVATE = "ForceActivate"
+UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+
+EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UnschedulablePod, ActionType.Add)
+EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UnschedulablePod, ActionType.Update)
+_POD_SCALE_DOWN = ClusterEvent(EventResource.Pod, ActionType.UpdatePodScaleDown)
+
+PENDING_PODS_SUMMARY = "activeQ:{}; backoffQ:{}; unschedulablePods:{}"
+
+# preCheck: lets the caller skip pods before their hints are asked (upstream PreEnqueueCheck).
+PreEnqueueCheck = Callable[[Pod], bool]
+# (pod key, plugin name, status) for every PreEnqueue plugin run.
+OnPreEnqueue = Callable[[str, str, Status | None], None]
+NamespaceLabels = Callable[[str], Mapping[str, str] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueingHintFunction:
+    """A queueing hint function with the name of the plugin that registered it."""
+
+    plugin_name: str
+    queueing_hint_fn: QueueingHintFn
+
+
+QueueingHintMap = Mapping[ClusterEvent, Sequence[QueueingHintFunction]]
+
+
+class QueueingStrategy(IntEnum):
+    """Where a pod goes after an event (upstream ``queueingStrategy``)."""
+
+    QUEUE_SKIP = 0
+    QUEUE_AFTER_BACKOFF = 1
+    QUEUE_IMMEDIATELY = 2
+
+
+@dataclass(slots=True)
+class _Profiles:
+    pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] = field(default_factory=dict)
+    hints: Mapping[str, QueueingHintMap] = field(default_factory=dict)
+    # plugin name -> every event it registered, across profiles (upstream pluginToEventsMap)
+    plugin_events: dict[str, list[ClusterEvent]] = field(default_factory=dict)
+
+
+class PriorityQueue:
+    """kube-scheduler's PriorityQueue. See the module docstring for how the loop drives it."""
+
+    def __init__(
+        self,
+        *,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        clock: Clock,
+        pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF_DURATION,
+        pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF_DURATION,
+        pod_max_in_unschedulable_pods_duration: float = (
+            DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
+        ),
+        pre_enqueue_plugins: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
+        queueing_hints: Mapping[str, QueueingHintMap] | None = None,
+        on_pre_enqueue: OnPreEnqueue | None = None,
+        pod_lister: PodLister | None = None,
+        namespace_labels: NamespaceLabels | None = None,
+        pop_from_backoff_q: bool = True,
+    ) -> None:
+        self._clock = clock
+        self.pod_max_in_unschedulable_pods_duration = pod_max_in_unschedulable_pods_duration
+        self.pop_from_backoff_q = pop_from_backoff_q
+        self.backoff_q = BackoffQueue(
+            clock=clock,
+            pod_initial_backoff=pod_initial_backoff,
+            pod_max_backoff=pod_max_backoff,
+            active_q_less=less,
+            pop_from_backoff_q=pop_from_backoff_q,
+        )
+        self.active_q = ActiveQueue(less, self.backoff_q if pop_from_backoff_q else None)
+        self.unschedulable_pods = UnschedulablePods()
+        self.nominator = Nominator(pod_lister)
+        hints = queueing_hints or {}
+        plugin_events: dict[str, list[ClusterEvent]] = {}
+        for hint_map in hints.values():
+            for event, functions in hint_map.items():
+                for function in functions:
+                    plugin_events.setdefault(function.plugin_name, []).append(event)
+        self._profiles = _Profiles(pre_enqueue_plugins or {}, hints, plugin_events)
+        self._on_pre_enqueue = on_pre_enqueue
+        self._namespace_labels = namespace_labels
+        # The scheduling cycle of the last move request (kept, unread, as upstream with hints on).
+        self.move_request_cycle = -1
+
+    # ------------------------------------------------------------------------------ entering
+
+    def new_queued_pod_info(self, pod: Pod, *plugins: str) -> QueuedPodInfo:
+        return QueuedPodInfo(
+            pod_info=PodInfo(pod),
+            timestamp=self._clock.now(),
+            unschedulable_plugins=set(plugins),
+        )
+
+    def add(self, pod: Pod) -> None:
+        """A new pending pod (the informer's add event for an unscheduled pod)."""
+        self._move_to_active_q(
+            self.new_queued_pod_info(pod), EVENT_UNSCHEDULED_POD_ADD.label(), False
+        )
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        """Moves the pods to activeQ (plugins' PodsToActivate). A pod in flight gets a
+        ForceActivate event, so it is requeued when it comes back; unknown pods are ignored."""
+        for pod in pods.values():
+            if self._activate(pod):
+                continue
+            self.active_q.add_events_if_pod_in_flight(None, pod, [EVENT_FORCE_ACTIVATE])
+            self.move_request_cycle = self.active_q.scheduling_cycle
+
+    def _activate(self, pod: Pod) -> bool:
+        pinfo = self.unschedulable_pods.get(pod.key)
+        moves_from_backoff_q = False
+        if pinfo is None:
+            pinfo = self.backoff_q.delete(pod.key)
+            if pinfo is None:
+                # Already in activeQ, in flight, or unknown.
+                return False
+            moves_from_backoff_q = True
+        return self._move_to_active_q(pinfo, FORCE_ACTIVATE, moves_from_backoff_q)
+
+    # ------------------------------------------------------------------------------ popping
+
+    def scheduling_cycle(self) -> int:
+        return self.active_q.scheduling_cycle
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule, now in flight, its attempts counted and the rejecting
+        plugins of its last attempt cleared; None when activeQ is empty (and, with
+        PopFromBackoffQ, backoffQ's regular heap too)."""
+        return self.active_q.pop()
+
+    @property
+    def last_popped_from_backoff_q(self) -> bool:
+        """Whether the last pod popped came straight from backoffQ (event PopFromBackoffQ)."""
+        return self.active_q.last_popped_from_backoff_q
+
+    def done(self, pod_key: str) -> None:
+        """Must follow every pop, once the pod's scheduling and binding are over."""
+        self.active_q.done(pod_key)
+
+    # ------------------------------------------------------------------------------ failures
+
+    def add_unschedulable_if_not_present(
+        self, pinfo: QueuedPodInfo, pod_scheduling_cycle: int
+    ) -> str | None:
+        """A pod whose attempt failed comes back: to activeQ, backoffQ or the unschedulable
+        pool, as its rejecting plugins' hints judge the events seen while it was in flight.
+        Returns upstream's error text when the pod is already queued, else None. The pod is done
+        either way. ``pod_scheduling_cycle`` only mattered without queueing hints; it is kept
+        for upstream's signature."""
+        try:
+            return self._add_unschedulable_if_not_present(pinfo)
+        finally:
+            self.done(pinfo.key)
+
+    def _add_unschedulable_if_not_present(self, pinfo: QueuedPodInfo) -> str | None:
+        pod = pinfo.pod
+        if pinfo.key in self.unschedulable_pods:
+            return f"Pod {pod.key} is already present in unschedulable queue"
+        if self.active_q.has(pinfo.key):
+            return f"Pod {pod.key} is already present in the active queue"
+        if self.backoff_q.has(pinfo.key):
+            return f"Pod {pod.key} is already present in the backoff queue"
+        if not pinfo.unschedulable_plugins and not pinfo.pending_plugins:
+            # An unexpected error (a failed API call, say), not a rejection.
+            pinfo.consecutive_errors_count += 1
+        else:
+            pinfo.unschedulable_count += 1
+            pinfo.consecutive_errors_count = 0
+        pinfo.timestamp = self._clock.now()
+        # The counts and the timestamp changed, so the cached expiry is stale.
+        pinfo.backoff_expiration = None
+        strategy = self._determine_scheduling_hint_for_in_flight_pod(pinfo)
+        self._requeue_pod_with_queueing_strategy(pinfo, strategy, SCHEDULE_ATTEMPT_FAILURE)
+        return None
+
+    def _determine_scheduling_hint_for_in_flight_pod(
+        self, pinfo: QueuedPodInfo
+    ) -> QueueingStrategy:
+        if not pinfo.unschedulable_plugins and not pinfo.pending_plugins:
+            # Retry after backoff: no event may ever be registered for an error.
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        events = self.active_q.cluster_events_for_pod(pinfo.key)
+        if events is None:
+            # Upstream reports this as a bug and retries the pod.
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        strategy = QueueingStrategy.QUEUE_SKIP
+        for event in events:
+            hint = self._is_pod_worth_requeuing(pinfo, event.event, event.old_obj, event.new_obj)
+            if hint == QueueingStrategy.QUEUE_IMMEDIATELY:
+                return hint
+            if hint == QueueingStrategy.QUEUE_AFTER_BACKOFF:
+                strategy = hint
+                if not pinfo.pending_plugins:
+                    return strategy
+        return strategy
+
+    # ------------------------------------------------------------------------------ flushes
+
+    def flush_backoff_q_completed(self) -> None:
+        """Moves the pods whose backoff is over to activeQ (upstream: every second)."""
+        for pinfo in self.backoff_q.pop_all_backoff_completed():
+            self._move_to_active_q(pinfo, BACKOFF_COMPLETE, True)
+
+    def flush_unschedulable_pods_leftover(self) -> None:
+        """Moves pods that have waited longer than podMaxInUnschedulablePodsDuration
+        (upstream: every 30 seconds)."""
+        now = self._clock.now()
+        limit = self.pod_max_in_unschedulable_pods_duration
+        to_move = [p for p in self.unschedulable_pods if now - p.timestamp > limit]
+        if to_move:
+            self._move_pods_to_active_or_backoff_queue(
+                to_move, EVENT_UNSCHEDULABLE_TIMEOUT, None, None
+            )
+
+    def next_wakeup(self) -> float | None:
+        """The earliest time ``flush_backoff_q_completed`` would move a pod; None if backoffQ is
+        empty."""
+        return self.backoff_q.next_completion()
+
+    def next_unschedulable_timeout(self) -> float | None:
+        """The earliest time ``flush_unschedulable_pods_leftover`` would move a non-gated pod
+        (it moves pods strictly older than the limit, at the next 30-second flush after this)."""
+        stamps = [p.timestamp for p in self.unschedulable_pods if not p.gated]
+        if not stamps:
+            return None
+        return math.nextafter(min(stamps) + self.pod_max_in_unschedulable_pods_duration, math.inf)
+
+    # ------------------------------------------------------------------------------ informer events
+
+    def update(self, old_pod: Pod, new_pod: Pod) -> None:
+        """An unscheduled pod changed. In flight: the change is recorded for its return. In
+        activeQ/backoffQ: updated in place. In the pool: its hints decide whether the change
+        moves it. Elsewhere: added to activeQ."""
+        events = pod_scheduling_properties_change(new_pod, old_pod)
+        if self.active_q.add_events_if_pod_in_flight(old_pod, new_pod, events):
+            return
+        for queue in (self.active_q, self.backoff_q):
+            queued = queue.update(new_pod, old_pod.key)
+            if queued is not None:
+                self.nominator.update_nominated_pod(old_pod, queued.pod_info)
+                return
+        pinfo = self.unschedulable_pods.get(new_pod.key)
+        if pinfo is not None:
+            pinfo.pod_info.update(new_pod)
+            self.nominator.update_nominated_pod(old_pod, pinfo.pod_info)
+            for event in events:
+                hint = self._is_pod_worth_requeuing(pinfo, event, old_pod, new_pod)
+                queue_name = self._requeue_pod_with_queueing_strategy(pinfo, hint, event.label())
+                if queue_name == ACTIVE_Q or (self.pop_from_backoff_q and queue_name == BACKOFF_Q):
+                    break
+            return
+        self._move_to_active_q(
+            self.new_queued_pod_info(new_pod), EVENT_UNSCHEDULED_POD_UPDATE.label(), False
+        )
+
+    def delete(self, pod: Pod) -> None:
+        """An unscheduled pod was deleted."""
+        self.nominator.delete_nominated_pod_if_exists(pod)
+        if self.active_q.delete(pod.key) is not None:
+            return
+        if self.backoff_q.delete(pod.key) is not None:
+            return
+        self.unschedulable_pods.delete(pod.key)
+
+    def assigned_pod_added(self, pod: Pod) -> None:
+        """A bound pod appeared: it may satisfy pods' affinity or spread constraints."""
+        self._move_pods_to_active_or_backoff_queue(
+            self._unschedulable_pods_with_cross_topology_term(pod),
+            EVENT_ASSIGNED_POD_ADD,
+            None,
+            pod,
+        )
+
+    def assigned_pod_updated(self, old_pod: Pod, new_pod: Pod, event: ClusterEvent) -> None:
+        """A bound pod changed; a scale-down may free resources for any pod."""
+        if _POD_SCALE_DOWN.match(event):
+            self.move_all_to_active_or_backoff_queue(event, old_pod, new_pod, None)
+        else:
+            self._move_pods_to_active_or_backoff_queue(
+                self._unschedulable_pods_with_cross_topology_term(new_pod),
+                event,
+                old_pod,
+                new_pod,
+            )
+
+    def move_all_to_active_or_backoff_queue(
+        self,
+        event: ClusterEvent,
+        old_obj: object,
+        new_obj: object,
+        precheck: PreEnqueueCheck | None = None,
+    ) -> None:
+        """A cluster event: every pool pod whose rejecting plugins' hints say Queue moves."""
+        if not self._is_event_of_interest(event):
+            return
+        pods = [p for p in self.unschedulable_pods if precheck is None or precheck(p.pod)]
+        self._move_pods_to_active_or_backoff_queue(pods, event, old_obj, new_obj)
+
+    # ------------------------------------------------------------------------------ moving
+
+    def _move_pods_to_active_or_backoff_queue(
+        self,
+        pods: Iterable[QueuedPodInfo],
+        event: ClusterEvent,
+        old_obj: object,
+        new_obj: object,
+    ) -> None:
+        if not self._is_event_of_interest(event):
+            return
+        for pinfo in pods:
+            if pinfo.gated and not any(e.match(event) for e in pinfo.gating_plugin_events):
+                # Only an event its gating plugin registered can move a gated pod.
+                continue
+            hint = self._is_pod_worth_requeuing(pinfo, event, old_obj, new_obj)
+            if hint == QueueingStrategy.QUEUE_SKIP:
+                continue
+            self.unschedulable_pods.delete(pinfo.key)
+            self._requeue_pod_with_queueing_strategy(pinfo, hint, event.label())
+        self.move_request_cycle = self.active_q.scheduling_cycle
+        # Pods in flight now may come back rejected: they need to know about this event.
+        self.active_q.add_event_if_any_in_flight(old_obj, new_obj, event)
+
+    def _requeue_pod_with_queueing_strategy(
+        self, pinfo: QueuedPodInfo, strategy: QueueingStrategy, event: str
+    ) -> str:
+        if strategy == QueueingStrategy.QUEUE_SKIP:
+            self.unschedulable_pods.add_or_update(pinfo)
+            return UNSCHEDULABLE_Q
+        # The backoff may have run out while the pod waited in the pool.
+        if strategy == QueueingStrategy.QUEUE_AFTER_BACKOFF and self.backoff_q.is_pod_backing_off(
+            pinfo
+        ):
+            return BACKOFF_Q if self._move_to_backoff_q(pinfo, event) else UNSCHEDULABLE_Q
+        # Queue immediately, or after a backoff that is already over. A gated pod is left in
+        # the pool by _move_to_active_q.
+        return ACTIVE_Q if self._move_to_active_q(pinfo, event, False) else UNSCHEDULABLE_Q
+
+    def _move_to_active_q(
+        self, pinfo: QueuedPodInfo, event: str, moves_from_backoff_q: bool
+    ) -> bool:
+        """To activeQ if the PreEnqueue plugins admit the pod, else to the pool, gated."""
+        # With PopFromBackoffQ the plugins ran when the pod entered backoffQ.
+        if not (self.pop_from_backoff_q and moves_from_backoff_q):
+            self._run_pre_enqueue_plugins(pinfo)
+        key = pinfo.key
+        if pinfo.gated:
+            if self.active_q.has(key) or self.backoff_q.has(key) or key in self.unschedulable_pods:
+                return False
+            self.unschedulable_pods.add_or_update(pinfo)
+            return False
+        if pinfo.initial_attempt_timestamp is None:
+            pinfo.initial_attempt_timestamp = self._clock.now()
+        self.unschedulable_pods.delete(key)
+        self.backoff_q.delete(key)
+        self.active_q.add(pinfo)
+        if event in (EVENT_UNSCHEDULED_POD_ADD.label(), EVENT_UNSCHEDULED_POD_UPDATE.label()):
+            self.nominator.add_nominated_pod(pinfo.pod_info, None)
+        return True
+
+    def _move_to_backoff_q(self, pinfo: QueuedPodInfo, event: str) -> bool:
+        """To backoffQ; with PopFromBackoffQ the PreEnqueue plugins decide here (gated: pool)."""
+        if self.pop_from_backoff_q:
+            self._run_pre_enqueue_plugins(pinfo)
+            if pinfo.gated:
+                if pinfo.key not in self.unschedulable_pods:
+                    self.unschedulable_pods.add_or_update(pinfo)
+                return False
+        self.unschedulable_pods.delete(pinfo.key)
+        self.backoff_q.add(pinfo)
+        return True
+
+    # ------------------------------------------------------------------------------ plugins
+
+    def _run_pre_enqueue_plugins(self, pinfo: QueuedPodInfo) -> None:
+        """Runs the profile's PreEnqueue plugins, the gating one first; the first rejection
+        gates the pod (and joins its unschedulable plugins), success ungates it."""
+        plugins = self._profiles.pre_enqueue.get(pinfo.pod.scheduler_name, ())
+        gating = pinfo.gating_plugin
+        if gating:
+            first = [p for p in plugins if p.name() == gating]
+            rest = [p for p in plugins if p.name() != gating]
+            plugins = first + rest
+        for plugin in plugins:
+            if not self._run_pre_enqueue_plugin(plugin, pinfo):
+                return
+        pinfo.gating_plugin = ""
+
+    def _run_pre_enqueue_plugin(self, plugin: PreEnqueuePlugin, pinfo: QueuedPodInfo) -> bool:
+        name = plugin.name()
+        try:
+            status = plugin.pre_enqueue(pinfo.pod)
+        except Exception as error:  # a plugin bug is an Error status, as the framework does
+            status = as_status(error)
+        if status is not None:
+            status = status.with_plugin(name)
+        if self._on_pre_enqueue is not None:
+            self._on_pre_enqueue(pinfo.key, name, status)
+        if status is None or status.is_success():
+            return True
+        pinfo.unschedulable_plugins.add(name)
+        pinfo.gating_plugin = name
+        pinfo.gating_plugin_events = list(self._profiles.plugin_events.get(name, ()))
+        return False
+
+    def _is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if event.is_wildcard():
+            return True
+        return any(
+            registered.match(event)
+            for hint_map in self._profiles.hints.values()
+            for registered in hint_map
+        )
+
+    def _is_pod_worth_requeuing(
+        self, pinfo: QueuedPodInfo, event: ClusterEvent, old_obj: object, new_obj: object
+    ) -> QueueingStrategy:
+        """Asks the hints of the plugins that rejected the pod. A Pending plugin's Queue means
+        activeQ at once; an Unschedulable plugin's Queue means after backoff; a hint that fails
+        counts as Queue."""
+        rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
+        if not rejectors:
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        if event.is_wildcard():
+            # A wildcard event carrying a pod (ForceActivate) is for that pod only.
+            if new_obj is not None and (not isinstance(new_obj, Pod) or new_obj.key != pinfo.key):
+                return QueueingStrategy.QUEUE_SKIP
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        hint_map = self._profiles.hints.get(pinfo.pod.scheduler_name)
+        if hint_map is None:
+            # Upstream: a bug; the pod is retried.
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        strategy = QueueingStrategy.QUEUE_SKIP
+        for registered, functions in hint_map.items():
+            if not registered.match(event):
+                continue
+            for function in functions:
+                if function.plugin_name not in rejectors:
+                    continue
+                try:
+                    hint = function.queueing_hint_fn(pinfo.pod, old_obj, new_obj)
+                except Exception:  # an erring hint must not strand the pod
+                    hint = QueueingHint.Queue
+                if hint == QueueingHint.QueueSkip:
+                    continue
+                if function.plugin_name in pinfo.pending_plugins:
+                    return QueueingStrategy.QUEUE_IMMEDIATELY
+                if not pinfo.pending_plugins:
+                    return QueueingStrategy.QUEUE_AFTER_BACKOFF
+                strategy = QueueingStrategy.QUEUE_AFTER_BACKOFF
+        return strategy
+
+    def _unschedulable_pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
+        """Pool pods that a pod event may help: rejected by PodTopologySpread in the same
+        namespace, or with a required affinity term the pod matches."""
+        labels = self._namespace_labels(pod.namespace) if self._namespace_labels else None
+        namespace_labels = dict(labels) if labels is not None else None
+        result: list[QueuedPodInfo] = []
+        for pinfo in self.unschedulable_pods:
+            if (
+                POD_TOPOLOGY_SPREAD in pinfo.unschedulable_plugins
+                and pod.namespace == pinfo.pod.namespace
+            ) or any(
+                term.matches(pod, namespace_labels)
+                for term in pinfo.pod_info.required_affinity_terms
+            ):
+                result.append(pinfo)
+        return result
+
+    # ------------------------------------------------------------------------------ nominator
+
+    def add_nominated_pod(self, pod_info: PodInfo, nominating_info: NominatingInfo | None) -> None:
+        self.nominator.add_nominated_pod(pod_info, nominating_info)
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        self.nominator.delete_nominated_pod_if_exists(pod)
+
+    def update_nominated_pod(self, old_pod: Pod, new_pod_info: PodInfo) -> None:
+        self.nominator.update_nominated_pod(old_pod, new_pod_info)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """Copies of the pods nominated to the node, in nomination order, as the queue holds
+        them; a bare pod (name, namespace, uid) when the queue does not hold it, e.g. while it is
+        in flight, as upstream."""
+        result: list[PodInfo] = []
+        for ref in self.nominator.nominated_refs_for_node(node_name):
+            pinfo = self.get_pod(ref.key)
+            if pinfo is None:
+                result.append(PodInfo(ref.to_pod()))
+            else:
+                result.append(copy.deepcopy(pinfo.pod_info))
+        return result
+
+    # ------------------------------------------------------------------------------ reading
+
+    def get_pod(self, key: str, *, include_in_flight: bool = False) -> QueuedPodInfo | None:
+        """The queued pod with this key, from activeQ, backoffQ or the pool (upstream GetPod);
+        optionally from the pods in flight too."""
+        pinfo = (
+            self.active_q.get(key) or self.unschedulable_pods.get(key) or self.backoff_q.get(key)
+        )
+        if pinfo is None and include_in_flight:
+            pinfo = next((p for p in self.active_q.in_flight_pods() if p.key == key), None)
+        return pinfo
+
+    def has(self, key: str) -> bool:
+        return self.get_pod(key) is not None
+
+    def pods_in_active_q(self) -> list[Pod]:
+        return [p.pod for p in self.active_q.items()]
+
+    def pods_in_backoff_q(self) -> list[Pod]:
+        return [p.pod for p in self.backoff_q.items()]
+
+    def unschedulable_pod_list(self) -> list[Pod]:
+        return [p.pod for p in self.unschedulable_pods]
+
+    def in_flight_pods(self) -> list[Pod]:
+        return [p.pod for p in self.active_q.in_flight_pods()]
+
+    def pending_pods(self) -> tuple[list[Pod], str]:
+        """Every queued pod and upstream's PendingPodsSummary line."""
+        active = self.pods_in_active_q()
+        backoff = self.pods_in_backoff_q()
+        pool = self.unschedulable_pod_list()
+        summary = PENDING_PODS_SUMMARY.format(len(active), len(backoff), len(pool))
+        return active + backoff + pool, summary
+
+    def snapshot_state(self, limit: int | None = None) -> dict[str, Any]:
+        """The queues for a trace, as JSON-able values: activeQ in pop order, backoffQ by
+        expiry, the pool (gated pods apart, in arrival order), the pods in flight and the labels
+        of the events recorded for them. With ``limit``, each list keeps its first ``limit``
+        entries (``pending_pods`` still counts them all)."""
+        unschedulable: list[dict[str, Any]] = []
+        gated: list[dict[str, Any]] = []
+        for p in self.unschedulable_pods:
+            if p.gated:
+                if limit is None or len(gated) < limit:
+                    gated.append(_gated_entry(p))
+            elif limit is None or len(unschedulable) < limit:
+                unschedulable.append(_unschedulable_entry(p))
+        backoff = []
+        for p, error in self.backoff_q.ordered(limit):
+            expiry = self.backoff_q.get_backoff_time(p)
+            entry: dict[str, Any] = {
+                "pod": p.key,
+                "attempts": p.attempts,
+                "backoffExpiration": None if expiry == NO_BACKOFF else expiry,
+            }
+            if error:
+                entry["error"] = True
+            backoff.append(entry)
+        in_flight = self.active_q.in_flight_pods()
+        events = [
+            e.event.label() for e in self.active_q.in_flight_log() if isinstance(e, InFlightEvent)
+        ]
+        return {
+            "activeQ": [_entry(p) for p in self.active_q.ordered(limit)],
+            "backoffQ": backoff,
+            "unschedulablePods": unschedulable,
+            "gated": gated,
+            "inFlight": [_entry(p) for p in in_flight[:limit]],
+            "inFlightEvents": events[:limit],
+        }
+
+
+def _entry(p: QueuedPodInfo) -> dict[str, Any]:
+    return {"pod": p.key, "attempts": p.attempts}
+
+
+def _gated_entry(p: QueuedPodInfo) -> dict[str, Any]:
+    return {
+        "pod": p.key,
+        "attempts": p.attempts,
+        "gatingPlugin": p.gating_plugin,
+        "since": p.timestamp,
+    }
+
+
+def _unschedulable_entry(p: QueuedPodInfo) -> dict[str, Any]:
+    return {
+        "pod": p.key,
+        "attempts": p.attempts,
+        "unschedulablePlugins": sorted(p.unschedulable_plugins),
+        "pendingPlugins": sorted(p.pending_plugins),
+        "since": p.timestamp,
+    }

@@ -1,0 +1,310 @@
+"""Statuses and the extension-point interfaces of the scheduling framework.
+
+Mirrors staging/src/k8s.io/kube-scheduler/framework/interface.go. A plugin class lists the
+protocols it implements as bases, so the type checker verifies it the way upstream's
+``var _ framework.FilterPlugin = &NodeUnschedulable{}`` does. As upstream, a ``None`` status is
+success.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from schedviz.kube.objects import Pod
+    from schedviz.scheduler.framework.cycle_state import CycleState
+    from schedviz.scheduler.framework.types import (
+        ClusterEventWithHint,
+        NodeInfo,
+        NodeToStatus,
+        PodInfo,
+        QueuedPodInfo,
+    )
+
+# Scores: staging/src/k8s.io/kube-scheduler/framework/interface.go.
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+class Code(IntEnum):
+    """A plugin's verdict, in upstream's order."""
+
+    Success = 0
+    Error = 1
+    Unschedulable = 2
+    UnschedulableAndUnresolvable = 3
+    Wait = 4
+    Skip = 5
+    Pending = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The result of running a plugin. Build with the helpers below; ``None`` means success."""
+
+    code: Code = Code.Success
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    error: str = ""
+    # The error this status carries (upstream ``WithError``), e.g. a FitError with its diagnosis.
+    cause: Exception | None = field(default=None, compare=False, repr=False)
+
+    def is_success(self) -> bool:
+        return self.code == Code.Success
+
+    def is_wait(self) -> bool:
+        return self.code == Code.Wait
+
+    def is_skip(self) -> bool:
+        return self.code == Code.Skip
+
+    def is_rejected(self) -> bool:
+        return self.code in _REJECTED
+
+    def message(self) -> str:
+        """The reasons joined by ", " (upstream ``Status.Message``)."""
+        return ", ".join(self.reasons)
+
+    def as_error(self) -> str:
+        """The error text of a non-success status (upstream ``Status.AsError``)."""
+        return self.error or self.message()
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin, self.error, self.cause)
+
+    def __str__(self) -> str:
+        return f"{self.code.name}: {self.message()}"
+
+
+_REJECTED = frozenset({Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending})
+
+
+def new_status(code: Code, *reasons: str) -> Status:
+    return Status(code, tuple(reasons))
+
+
+def as_status(error: Exception | str) -> Status:
+    """An Error status wrapping an exception (upstream ``framework.AsStatus``)."""
+    return Status(Code.Error, (str(error),), error=str(error))
+
+
+def is_success(status: Status | None) -> bool:
+    return status is None or status.code == Code.Success
+
+
+def code_of(status: Status | None) -> Code:
+    return Code.Success if status is None else status.code
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class NodePluginScores:
+    """One node's scores from every score plugin, and their sum."""
+
+    name: str
+    scores: list[tuple[str, int]] = field(default_factory=list)
+    total_score: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """The nodes a PreFilter plugin narrows the cycle to; ``None`` node_names means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return other
+        assert self.node_names is not None and other.node_names is not None
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class NominatingInfo:
+    nominated_node_name: str = ""
+    # ModeOverride sets the nominated node; ModeNoop leaves it as it is.
+    mode_override: bool = True
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominating_info: NominatingInfo | None = None
+
+
+class Plugin(Protocol):
+    def name(self) -> str: ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    """Plugins that reject declare which cluster events may make the pod schedulable again."""
+
+    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+class PreFilterExtensions(Protocol):
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        pod_info_to_remove: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None: ...
+
+
+class ScoreExtensions(Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> tuple[int, Status | None]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status | None, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+# Every extension point, in the order a pod meets them (used by traces and the UI).
+EXTENSION_POINTS = (
+    "PreEnqueue",
+    "QueueSort",
+    "PreFilter",
+    "Filter",
+    "PostFilter",
+    "PreScore",
+    "Score",
+    "Reserve",
+    "Permit",
+    "PreBind",
+    "Bind",
+    "PostBind",
+)
+
+PluginFactory = Callable[[object, "Handle"], Plugin]
+
+
+class NodeInfoLister(Protocol):
+    def list(self) -> Sequence[NodeInfo]: ...
+
+    def get(self, node_name: str) -> NodeInfo | None: ...
+
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]: ...
+
+    def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]: ...
+
+
+class Handle(Protocol):
+    """What the framework offers plugins (upstream ``framework.Handle``)."""
+
+    def snapshot_shared_lister(self) -> NodeInfoLister: ...
+
+    @property
+    def objects(self) -> ObjectLister: ...
+
+    def bind_pod(self, pod: Pod, node_name: str) -> Status | None:
+        """The pods/binding subresource: sets the pod's node once."""
+        ...
+
+
+class ObjectLister(Protocol):
+    """The informers' listers for the kinds plugins read besides pods and nodes."""
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None: ...
+
+    def list_objects(self, kind: str) -> Sequence[object]: ...
+
+    def get(self, kind: str, key: str) -> object | None:
+        """One object by kind ("PersistentVolumeClaim") and key ("ns/name" or "name")."""
+        ...
+
+    def apply(self, obj: object) -> None:
+        """Creates or replaces an object through the API (PV/PVC binding writes)."""
+        ...

@@ -1,0 +1,306 @@
+"""DefaultPreemption: when no node fits, evict lower-priority pods so that one does.
+
+Mirrors pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go (v1.34/v1.35):
+PostFilter runs ``preemption.Evaluator.preempt`` and prefixes its message with "preemption: ";
+the plugin supplies the policy: ``pod_eligible_to_preempt_others``, ``select_victims_on_node``
+(remove every lower-priority pod, check the preemptor fits, then reprieve pods from the most
+important down, PDB-violating ones first), ``calculate_num_candidates`` and
+``get_offset_and_num_candidates`` (minCandidateNodesPercentage / minCandidateNodesAbsolute from
+a random offset). ``is_eligible_pod`` and ``more_important_pod`` can be replaced, as upstream's
+``IsEligiblePod`` and ``MoreImportantPod``.
+
+Deliberately different:
+- Preemption completes before PostFilter returns (see ``schedviz.scheduler.preemption``), so
+  PreEnqueue, which with async preemption (on by default since v1.33) holds back a pod whose
+  preemption is still running, never finds one and always admits the pod.
+- The offset comes from a dedicated seeded ``random.Random`` (upstream's ``getOffsetRand``), so
+  runs replay exactly; tests replace ``offset_rand``.
+- Victims are collected before any is removed, as upstream's later fix does (removing while
+  walking the node's pod slice skipped pods in v1.34).
+- A PDB's ``status.disruptedPods`` is read from its manifest.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from functools import cmp_to_key
+
+from schedviz.kube.labels import as_selector
+from schedviz.kube.objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
+from schedviz.scheduler.apis.config.types_pluginargs import DefaultPreemptionArgs
+from schedviz.scheduler.apis.config.validation import (
+    ConfigError,
+    validate_default_preemption_args,
+)
+from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.interface import (
+    Code,
+    EnqueueExtensions,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+    Status,
+    as_status,
+    code_of,
+    is_success,
+)
+from schedviz.scheduler.framework.plugins.names import DEFAULT_PREEMPTION
+from schedviz.scheduler.framework.types import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    NodeInfo,
+    NodeToStatus,
+    PodInfo,
+    QueueingHint,
+)
+from schedviz.scheduler.preemption import (
+    CONDITION_DISRUPTION_TARGET,
+    REASON_PREEMPTION_BY_SCHEDULER,
+    Candidate,
+    Evaluator,
+    PreemptionHandle,
+    PreemptionPostFilterResult,
+    ScoreFunc,
+    Victims,
+    more_important_pod,
+)
+
+NAME = DEFAULT_PREEMPTION
+
+# Reasons, as upstream words them.
+ERR_REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
+ERR_REASON_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
+ERR_REASON_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+# Whether a victim may be preempted by the preemptor, beyond having a lower priority.
+IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, Pod], bool]
+# Whether the first pod is more important than the second (kept before it at reprieve).
+MoreImportantPodFunc = Callable[[Pod, Pod], bool]
+
+
+class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
+    def __init__(
+        self, args: DefaultPreemptionArgs, handle: PreemptionHandle, rng: random.Random
+    ) -> None:
+        self.args = args
+        self.handle = handle
+        self.offset_rand: Callable[[int], int] = rng.randrange
+        self.is_eligible_pod: IsEligiblePodFunc = _any_victim_is_eligible
+        self.more_important_pod: MoreImportantPodFunc = more_important_pod
+        self.evaluator = Evaluator(NAME, handle, self)
+
+    def name(self) -> str:
+        return NAME
+
+    # ------------------------------------------------------------------ extension points
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
+    ) -> tuple[PreemptionPostFilterResult | None, Status | None]:
+        result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
+        message = status.message() if status is not None else ""
+        if status is not None and message:
+            return result, Status(status.code, ("preemption: " + message,))
+        return result, status
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        # Preemption has always finished by the time a pod comes back to the queue.
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Pods this plugin held back at PreEnqueue wait for the victims' deletion; the plugins
+        # that rejected them decide on requeueing, so the hint always skips.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Pod, ActionType.Delete), _skip_after_pod_deletion
+            )
+        ]
+
+    # ------------------------------------------------------------------ preemption.Interface
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """How many candidates the dry run must find: a percentage, at least an absolute."""
+        count = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        count = max(count, self.args.min_candidate_nodes_absolute)
+        return min(count, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        return self.offset_rand(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
+        return {candidate.name: candidate.victims for candidate in candidates}
+
+    def ordered_score_funcs(self, nodes_to_victims: dict[str, Victims]) -> list[ScoreFunc]:
+        return []  # the default criteria
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
+        """Not with preemptionPolicy Never, nor while victims on its nominated node terminate."""
+        if pod.preemption_policy == PREEMPT_NEVER:
+            return False, ERR_REASON_PREEMPT_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            # Filters now reject the nominated node outright: preempting elsewhere may help.
+            if code_of(nominated_node_status) == Code.UnschedulableAndUnresolvable:
+                return True, ""
+            node_info = self.handle.snapshot_shared_lister().get(nominated)
+            if node_info is not None:
+                for pod_info in node_info.pods:
+                    if self._is_preemption_allowed(
+                        node_info, pod_info, pod
+                    ) and pod_terminating_by_preemption(pod_info.pod):
+                        return False, ERR_REASON_TERMINATING
+        return True, ""
+
+    def select_victims_on_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[Pod], int, Status | None]:
+        """The fewest pods to evict so that ``pod`` fits; ``node_info`` and ``state`` are copies."""
+        handle = self.handle
+
+        def remove(pod_info: PodInfo) -> str | None:
+            if not node_info.remove_pod(pod_info.pod):
+                return f"no corresponding pod {pod_info.pod.name} in pods of node {node_info.name}"
+            status = handle.run_pre_filter_extension_remove_pod(state, pod, pod_info, node_info)
+            return None if is_success(status) else _as_error(status)
+
+        def add(pod_info: PodInfo) -> str | None:
+            node_info.add_pod_info(pod_info)
+            status = handle.run_pre_filter_extension_add_pod(state, pod, pod_info, node_info)
+            return None if is_success(status) else _as_error(status)
+
+        potential = [p for p in node_info.pods if self._is_preemption_allowed(node_info, p, pod)]
+        for pod_info in potential:
+            error = remove(pod_info)
+            if error is not None:
+                return [], 0, as_status(error)
+        if not potential:
+            return [], 0, Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_NO_VICTIMS,))
+
+        # Without every lower-priority pod, does it fit? Affinity to a victim is not considered.
+        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if not is_success(status):
+            return [], 0, status
+
+        more_important = self.more_important_pod
+
+        def compare(a: PodInfo, b: PodInfo) -> int:
+            return -1 if more_important(a.pod, b.pod) else int(more_important(b.pod, a.pod))
+
+        order = cmp_to_key(compare)
+        potential.sort(key=order)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+
+        def reprieve(pod_info: PodInfo) -> tuple[bool, str | None]:
+            error = add(pod_info)
+            if error is not None:
+                return False, error
+            fits = is_success(handle.run_filter_plugins_with_nominated_pods(state, pod, node_info))
+            if not fits:
+                error = remove(pod_info)
+                if error is not None:
+                    return False, error
+                victims.append(pod_info)
+            return fits, None
+
+        num_violating_victims = 0
+        for pod_info in violating:
+            fits, error = reprieve(pod_info)
+            if error is not None:
+                return [], 0, as_status(error)
+            if not fits:
+                num_violating_victims += 1
+        for pod_info in non_violating:
+            _, error = reprieve(pod_info)
+            if error is not None:
+                return [], 0, as_status(error)
+
+        if violating and non_violating:
+            # Keep the victims ordered from most to least important.
+            victims.sort(key=order)
+        return [p.pod for p in victims], num_violating_victims, None
+
+    def _is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+        return victim.pod.effective_priority < preemptor.effective_priority and (
+            self.is_eligible_pod(node_info, victim, preemptor)
+        )
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Whether the pod is being deleted because the scheduler preempted it."""
+    if not pod.deletion_timestamp:
+        return False
+    for condition in pod.conditions:
+        if condition.type == CONDITION_DISRUPTION_TARGET:
+            return condition.status == "True" and condition.reason == REASON_PREEMPTION_BY_SCHEDULER
+    return False
+
+
+def filter_pods_with_pdb_violation(
+    pod_infos: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Splits pods into those whose eviction would violate a PDB and the rest, keeping order.
+
+    Each PDB's allowance is spent by the pods it matches in turn; a pod already listed in the
+    PDB's ``disruptedPods`` has been counted by the API server and spends nothing.
+    """
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    selectors = [as_selector(pdb.selector) for pdb in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pod_info in pod_infos:
+        pod = pod_info.pod
+        violated = False
+        # A pod without labels matches no PDB.
+        if pod.labels:
+            for index, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace:
+                    continue
+                selector = selectors[index]
+                # A nil or empty selector matches nothing.
+                if selector.empty or not selector.matches(pod.labels):
+                    continue
+                if pod.name in _disrupted_pods(pdb):
+                    continue
+                allowed[index] -= 1
+                if allowed[index] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pod_info)
+    return violating, non_violating
+
+
+def _disrupted_pods(pdb: PodDisruptionBudget) -> dict[str, object]:
+    status = pdb.manifest.get("status") if isinstance(pdb.manifest, dict) else None
+    disrupted = status.get("disruptedPods") if isinstance(status, dict) else None
+    return disrupted if isinstance(disrupted, dict) else {}
+
+
+def _any_victim_is_eligible(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+    return True
+
+
+def _skip_after_pod_deletion(pod: Pod, old: object, new: object) -> QueueingHint:
+    return QueueingHint.QueueSkip
+
+
+def _as_error(status: Status | None) -> str:
+    return status.as_error() if status is not None else ""
+
+
+def new(args: object | None, handle: PreemptionHandle) -> DefaultPreemption:
+    if args is None:
+        args = DefaultPreemptionArgs()
+    if not isinstance(args, DefaultPreemptionArgs):
+        raise TypeError(f"want args to be of type DefaultPreemptionArgs, got {type(args).__name__}")
+    errors = validate_default_preemption_args("", args)
+    if errors:
+        raise ConfigError(errors)
+    return DefaultPreemption(args, handle, random.Random(NAME))

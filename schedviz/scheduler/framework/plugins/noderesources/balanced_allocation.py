@@ -1,0 +1,109 @@
+"""The NodeResourcesBalancedAllocation plugin: favour nodes whose resources are used evenly.
+
+Mirrors pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go (v1.35). The score is
+(1 - std) * MaxNodeScore, where std is the standard deviation of the requested/allocatable
+fractions of the configured resources, in float64 as upstream and truncated to an integer at the
+end. Best-effort pods are skipped at PreScore. Extended resources backed by DRA (alpha) are not
+modelled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from schedviz.kube.objects import Pod
+from schedviz.scheduler.apis.config.types_pluginargs import NodeResourcesBalancedAllocationArgs
+from schedviz.scheduler.apis.config.validation import (
+    ConfigError,
+    validate_node_resources_balanced_allocation_args,
+)
+from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    Code,
+    Handle,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+    Status,
+)
+from schedviz.scheduler.framework.plugins import names
+from schedviz.scheduler.framework.plugins.noderesources.resource_allocation import (
+    PodRequestsState,
+    ResourceAllocationScorer,
+    is_best_effort_pod,
+)
+from schedviz.scheduler.framework.types import NodeInfo
+
+NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+class BalancedAllocation(PreScorePlugin, ScorePlugin):
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> None:
+        self._scorer = ResourceAllocationScorer(
+            NAME, balanced_resource_scorer, args.resources, use_requested=True
+        )
+
+    def name(self) -> str:
+        return NAME
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        pod_requests = self._scorer.calculate_pod_resource_request_list(pod)
+        if is_best_effort_pod(pod_requests):
+            # Scoring best-effort pods would pile them onto the same node
+            # (kubernetes/kubernetes#129138).
+            return Status(Code.Skip)
+        state.write(PRE_SCORE_STATE_KEY, PodRequestsState(tuple(pod_requests)))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        try:
+            pod_requests: Sequence[int] = state.read_as(
+                PRE_SCORE_STATE_KEY, PodRequestsState
+            ).pod_requests
+        except (KeyError, TypeError):
+            pod_requests = self._scorer.calculate_pod_resource_request_list(pod)
+            if is_best_effort_pod(pod_requests):
+                return 0, None
+        return self._scorer.score(node_info, pod_requests)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+
+def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    fractions: list[float] = []
+    total_fraction = 0.0
+    for i, capacity in enumerate(allocatable):
+        if capacity == 0:
+            continue
+        fraction = min(float(requested[i]) / float(capacity), 1.0)
+        total_fraction += fraction
+        fractions.append(fraction)
+
+    std = 0.0
+    # With two resources the standard deviation is half their difference; with one it is zero.
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total_fraction / len(fractions)
+        total = 0.0
+        for fraction in fractions:
+            total = total + (fraction - mean) * (fraction - mean)
+        std = math.sqrt(total / len(fractions))
+    # int64(...) in Go truncates toward zero.
+    return math.trunc((1 - std) * float(MAX_NODE_SCORE))
+
+
+def new(args: object | None, handle: Handle) -> BalancedAllocation:
+    if args is None:
+        args = NodeResourcesBalancedAllocationArgs()
+    if not isinstance(args, NodeResourcesBalancedAllocationArgs):
+        got = type(args).__name__
+        raise TypeError(f"want args to be of type NodeResourcesBalancedAllocationArgs, got {got}")
+    errors = validate_node_resources_balanced_allocation_args("", args)
+    if errors:
+        raise ConfigError(errors)
+    return BalancedAllocation(args, handle)

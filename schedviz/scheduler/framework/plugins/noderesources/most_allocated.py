@@ -1,0 +1,30 @@
+"""The MostAllocated scoring strategy of NodeResourcesFit.
+
+Mirrors pkg/scheduler/framework/plugins/noderesources/most_allocated.go: nodes with more
+requested score higher,
+(cpu(MaxNodeScore*requested*cpuWeight/capacity) + memory(...) + ...) / weightSum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from schedviz.scheduler.apis.config.types_pluginargs import ResourceSpec
+from schedviz.scheduler.framework.interface import MAX_NODE_SCORE
+from schedviz.scheduler.framework.plugins.noderesources.resource_allocation import (
+    Scorer,
+    weighted_scorer,
+)
+
+
+def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    return weighted_scorer(resources, most_requested_score)
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    """The used share of the capacity on a 0-MaxNodeScore scale."""
+    if capacity == 0:
+        return 0
+    # Requests can exceed the capacity because pods without requests count the defaults.
+    requested = min(requested, capacity)
+    return requested * MAX_NODE_SCORE // capacity

@@ -1,0 +1,141 @@
+"""The scoring engine shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Mirrors pkg/scheduler/framework/plugins/noderesources/resource_allocation.go (v1.35). Requests
+and allocatable amounts are gathered per configured resource, in the configured order, and handed
+to a strategy's scorer. Extended resources backed by DRA (alpha) and pod-level resources are not
+modelled: a resource missing from the node's allocatable is simply left out of the score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from schedviz.kube.objects import (
+    RESOURCE_CPU,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_MEMORY,
+    Pod,
+)
+from schedviz.kube.resources import NON_ZERO_DEFAULTS, Amounts, pod_requests, to_int
+from schedviz.scheduler.apis.config.types_pluginargs import ResourceSpec
+from schedviz.scheduler.framework.interface import Code, Status, new_status
+from schedviz.scheduler.framework.types import NodeInfo, is_scalar_resource_name
+
+# (requested, allocatable), one entry per configured resource -> score.
+Scorer = Callable[[Sequence[int], Sequence[int]], int]
+
+RESOURCES_NOT_FOUND = "resources not found"
+
+
+@dataclass(frozen=True, slots=True)
+class PodRequestsState:
+    """What PreScore leaves for Score: the pod's requests, in the configured resources' order."""
+
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> PodRequestsState:
+        return self
+
+
+class ResourceAllocationScorer:
+    """Scores a node from its allocatable and requested amounts of the configured resources."""
+
+    __slots__ = ("name", "resources", "scorer", "use_requested")
+
+    def __init__(
+        self, name: str, scorer: Scorer, resources: Sequence[ResourceSpec], use_requested: bool
+    ) -> None:
+        self.name = name
+        self.scorer = scorer
+        self.resources = tuple(resources)
+        # Whether to use the requests as they are (True) or the non-zero requests, where a
+        # container without a cpu or memory request counts the scheduler's defaults.
+        self.use_requested = use_requested
+
+    def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:
+        if not self.resources:
+            return 0, new_status(Code.Error, RESOURCES_NOT_FOUND)
+        requested = [0] * len(self.resources)
+        allocatable = [0] * len(self.resources)
+        for i, spec in enumerate(self.resources):
+            alloc, req = self.calculate_resource_allocatable_request(
+                node_info, spec.name, pod_requests[i]
+            )
+            # A resource the node does not offer takes no part in the score.
+            if alloc == 0:
+                continue
+            allocatable[i] = alloc
+            requested[i] = req
+        return self.scorer(requested, allocatable), None
+
+    def calculate_resource_allocatable_request(
+        self, node_info: NodeInfo, resource: str, pod_request: int
+    ) -> tuple[int, int]:
+        """The node's allocatable amount and its requested amount with the pod added.
+
+        An extended resource the pod does not request gives (0, 0), so it is left out.
+        """
+        requested = node_info.requested if self.use_requested else node_info.non_zero_requested
+        if pod_request == 0 and is_scalar_resource_name(resource):
+            return 0, 0
+        allocatable = node_info.allocatable
+        if resource == RESOURCE_CPU:
+            return allocatable.milli_cpu, requested.milli_cpu + pod_request
+        if resource == RESOURCE_MEMORY:
+            return allocatable.memory, requested.memory + pod_request
+        if resource == RESOURCE_EPHEMERAL_STORAGE:
+            return (
+                allocatable.ephemeral_storage,
+                node_info.requested.ephemeral_storage + pod_request,
+            )
+        if resource in allocatable.scalar_resources:
+            return (
+                allocatable.scalar_resources[resource],
+                node_info.requested.scalar_resources.get(resource, 0) + pod_request,
+            )
+        return 0, 0
+
+    def calculate_pod_resource_request_list(self, pod: Pod) -> list[int]:
+        """The pod's request of each configured resource, in the configured order."""
+        requests = self._pod_requests(pod)
+        return [_request_of(requests, spec.name) for spec in self.resources]
+
+    def calculate_pod_resource_request(self, pod: Pod, resource: str) -> int:
+        """The pod's request of one resource: cpu in millicores, the rest as integers."""
+        return _request_of(self._pod_requests(pod), resource)
+
+    def _pod_requests(self, pod: Pod) -> Amounts:
+        return pod_requests(pod, None if self.use_requested else NON_ZERO_DEFAULTS)
+
+
+def _request_of(requests: Amounts, resource: str) -> int:
+    amount = requests.get(resource)
+    return 0 if amount is None else to_int(resource, amount)
+
+
+def weighted_scorer(
+    resources: Sequence[ResourceSpec], resource_score: Callable[[int, int], int]
+) -> Scorer:
+    """The weighted average of ``resource_score(requested, allocatable)`` over the resources the
+    node has, in Go's integer arithmetic (the operands are never negative, so ``//`` is Go's
+    ``/``)."""
+    weights = [spec.weight for spec in resources]
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for i, capacity in enumerate(allocatable):
+            if capacity == 0:
+                continue
+            node_score += resource_score(requested[i], capacity) * weights[i]
+            weight_sum += weights[i]
+        if weight_sum == 0:
+            return 0
+        return node_score // weight_sum
+
+    return score
+
+
+def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:
+    """Whether the pod requests none of the configured resources."""
+    return all(request == 0 for request in pod_requests)

@@ -1,0 +1,236 @@
+"""The scheduler: profiles, cache, queue, and the loop that runs cycles.
+
+Mirrors pkg/scheduler/scheduler.go (``New``, ``buildExtenders``, ``buildQueueingHintMap``,
+``Run``). One
+``Framework`` per profile, one cache, one queue shared by the profiles, one snapshot refreshed at
+the start of every cycle. The loop is driven by the caller instead of goroutines:
+``run_until_idle`` runs cycles in virtual time, jumping the clock to the next thing that can
+happen (a backoff ending, the 1 s and 30 s queue flushes, a Permit timeout), and stops when no
+pod can make progress without a new cluster event.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from schedviz.kube.objects import Pod
+from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
+from schedviz.scheduler.backend.cache.cache import Cache
+from schedviz.scheduler.backend.cache.snapshot import Snapshot
+from schedviz.scheduler.backend.queue.scheduling_queue import (
+    PriorityQueue,
+    QueueingHintFunction,
+)
+from schedviz.scheduler.clock import Clock
+from schedviz.scheduler.eventhandlers import EventHandlers
+from schedviz.scheduler.extender import build_extenders, profiles_with_ignored_resources
+from schedviz.scheduler.framework.interface import NodeInfoLister, Status
+from schedviz.scheduler.framework.runtime.framework import Framework
+from schedviz.scheduler.framework.runtime.registry import Registry
+from schedviz.scheduler.framework.types import (
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    PodInfo,
+    QueueingHint,
+)
+from schedviz.scheduler.schedule_one import ScheduleOne, WaitingCycle
+from schedviz.scheduler.store import ClusterStore
+from schedviz.scheduler.trace import CycleTrace
+
+# The queue's periodic flushes (scheduling_queue.go's Run).
+BACKOFF_FLUSH_PERIOD = 1.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+
+HintMap = dict[ClusterEvent, list[QueueingHintFunction]]
+
+
+def _default_queueing_hint(pod: Pod, old: object, new: object) -> QueueingHint:
+    return QueueingHint.Queue
+
+
+def build_queueing_hint_map(framework: Framework) -> HintMap:
+    """Each plugin's registered events and hints (upstream ``buildQueueingHintMap``)."""
+    hints: HintMap = {}
+    node_taint = ClusterEvent(EventResource.Node, ActionType.UpdateNodeTaint)
+    for plugin_name, events in framework.enqueue_extensions():
+        registers_node_add = False
+        registers_node_taint = False
+        for event_with_hint in events:
+            event = event_with_hint.event
+            hint = event_with_hint.queueing_hint_fn or _default_queueing_hint
+            if event.resource == EventResource.Node:
+                registers_node_add |= bool(event.action_type & ActionType.Add)
+                registers_node_taint |= bool(event.action_type & ActionType.UpdateNodeTaint)
+            hints.setdefault(event, []).append(QueueingHintFunction(plugin_name, hint))
+        if registers_node_add and not registers_node_taint:
+            # Upstream's mitigation for kubernetes#109437: a plugin that waits for new nodes
+            # also hears of taint changes, so a node that loses a taint is not missed.
+            hints.setdefault(node_taint, []).append(
+                QueueingHintFunction(plugin_name, _default_queueing_hint)
+            )
+    return hints
+
+
+class Scheduler(EventHandlers, ScheduleOne):
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        registry: Registry,
+        store: ClusterStore,
+        clock: Clock,
+        *,
+        seed: int = 0,
+        emit: Callable[[CycleTrace], None] | None = None,
+        capture_queue: bool = True,
+        extender_allowed_hosts: frozenset[str] | None = None,
+    ) -> None:
+        """``extender_allowed_hosts``: the hosts extenders may be called on (None: any); an
+        extender elsewhere is refused here with ExtenderConfigError."""
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.rng = random.Random(seed)
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score or 0
+        self.next_start_node_index = 0
+        self.cycle_count = 0
+        self.capture_queue = capture_queue
+        self._emit = emit
+        # Whether the last schedule_one found the queue empty.
+        self.queue_was_empty = False
+        self.waiting: list[WaitingCycle] = []
+        self.extenders = build_extenders(config.extenders, extender_allowed_hosts)
+        self.profiles: dict[str, Framework] = {}
+        for profile in profiles_with_ignored_resources(config.extenders, config.profiles):
+            self.profiles[profile.scheduler_name] = Framework(
+                profile, registry, self, clock_now=clock.now
+            )
+        first = next(iter(self.profiles.values()))
+        self.queue = PriorityQueue(
+            less=first.queue_sort_less(),
+            clock=clock,
+            pod_initial_backoff=float(config.pod_initial_backoff_seconds),
+            pod_max_backoff=float(config.pod_max_backoff_seconds),
+            pre_enqueue_plugins={
+                name: fwk.pre_enqueue_plugins() for name, fwk in self.profiles.items()
+            },
+            queueing_hints={
+                name: build_queueing_hint_map(fwk) for name, fwk in self.profiles.items()
+            },
+        )
+        self._next_backoff_flush = clock.now() + BACKOFF_FLUSH_PERIOD
+        self._next_unschedulable_flush = clock.now() + UNSCHEDULABLE_FLUSH_PERIOD
+        store.watch(self.handle_watch_event)
+        self._list_and_watch()
+
+    def _list_and_watch(self) -> None:
+        """The informers' initial list: nodes first, then bound pods, then pending ones."""
+        for node in self.store.list_objects("Node"):
+            self.add_node_to_cache(node)
+        pods = self.store.pods()
+        for pod in pods:
+            if pod.node_name:
+                self.add_pod_to_cache(pod)
+        for pod in pods:
+            if not pod.node_name and self.responsible_for_pod(pod):
+                self.add_pod_to_scheduling_queue(pod)
+
+    # ------------------------------------------------------------------ Handle (shared part)
+
+    def snapshot_shared_lister(self) -> NodeInfoLister:
+        return self.snapshot
+
+    @property
+    def objects(self) -> ClusterStore:
+        return self.store
+
+    def bind_pod(self, pod: Pod, node_name: str) -> Status | None:
+        return self.store.bind(pod, node_name)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        if not self.queue.nominator.nominated_pods.get(node_name):
+            return []  # the usual case, asked once per node per cycle: keep it cheap
+        return self.queue.nominated_pods_for_node(node_name)
+
+    def delete_pod(self, pod: Pod) -> None:
+        """Deletes a pod through the API (preemption victims)."""
+        self.store.delete("Pod", pod.key)
+
+    # ------------------------------------------------------------------ the loop
+
+    def run_due_work(self) -> None:
+        """Whatever is due at the clock's time: queue flushes and Permit outcomes."""
+        now = self.clock.now()
+        while now >= self._next_backoff_flush:
+            self.queue.flush_backoff_q_completed()
+            self._next_backoff_flush += BACKOFF_FLUSH_PERIOD
+        while now >= self._next_unschedulable_flush:
+            self.queue.flush_unschedulable_pods_leftover()
+            self._next_unschedulable_flush += UNSCHEDULABLE_FLUSH_PERIOD
+        self._resume_waiting_pods(now)
+
+    def _resume_waiting_pods(self, now: float) -> None:
+        still: list[Any] = []
+        for entry in self.waiting:
+            framework, state, assumed, result, trace = entry
+            waiting = framework.get_waiting_pod(assumed.pod.key)
+            if (
+                waiting is None
+                or waiting.rejection is not None
+                or waiting.allowed()
+                or (waiting.pending_plugins and now >= waiting.deadline())
+            ):
+                self.run_binding_cycle(framework, state, assumed, result, trace)
+                self.emit(trace)
+            else:
+                still.append(entry)
+        self.waiting = still
+
+    def next_wakeup(self) -> float | None:
+        """When something next becomes possible without a new cluster event: the flush tick
+        that moves a pod out of backoffQ, or a Permit timeout. (The 5-minute flush of
+        unschedulablePods is not counted: retrying an unchanged cluster changes nothing.)"""
+        candidates: list[float] = []
+        backoff = self.queue.next_wakeup()
+        if backoff is not None:
+            ticks = max(0, math.ceil((backoff - self._next_backoff_flush) / BACKOFF_FLUSH_PERIOD))
+            candidates.append(self._next_backoff_flush + ticks * BACKOFF_FLUSH_PERIOD)
+        for framework, _, assumed, _, _ in self.waiting:
+            waiting = framework.get_waiting_pod(assumed.pod.key)
+            if waiting is not None and waiting.pending_plugins:
+                candidates.append(waiting.deadline())
+        return min(candidates) if candidates else None
+
+    def step(self) -> CycleTrace | None:
+        """Runs due work and at most one scheduling cycle."""
+        self.run_due_work()
+        return self.schedule_one()
+
+    def run_until_idle(self, advance: Callable[[float], None], max_cycles: int = 1_000_000) -> int:
+        """Runs cycles, moving virtual time with ``advance``, until nothing can progress."""
+        cycles = 0
+        while cycles < max_cycles:
+            self.run_due_work()
+            trace = self.schedule_one()
+            if trace is not None:
+                cycles += 1
+                continue
+            if not self.queue_was_empty:
+                continue  # popped a pod that needed no cycle (not ours, or assumed)
+            wake = self.next_wakeup()
+            if wake is None:
+                break
+            advance(max(wake, self.clock.now()))
+        return cycles
+
+    def pending_pods(self) -> Sequence[Pod]:
+        pods, _ = self.queue.pending_pods()
+        return pods
+
+    def profile_names(self) -> Mapping[str, Framework]:
+        return self.profiles

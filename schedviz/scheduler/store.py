@@ -1,0 +1,185 @@
+"""What kube-apiserver and the informers give the scheduler, held in memory.
+
+Upstream's scheduler reads the cluster through informers and writes it through a client: pod
+bindings (the pods/binding subresource), pod status (conditions, nominatedNodeName), pod
+deletions (preemption victims) and events. ``ClusterStore`` is that API for an in-memory
+cluster, used by ``manage.py simulate``; the live system implements the same calls over the
+database. Every write is delivered to the watchers synchronously, in order, like a watch stream
+with no lag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from schedviz.kube.objects import (
+    KubeObject,
+    Namespace,
+    Pod,
+    PodCondition,
+)
+from schedviz.scheduler.framework.interface import Code, Status
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+
+# (event type, old object or None, new object or None)
+Watcher = Callable[[str, Any, Any], None]
+
+
+@dataclass(slots=True)
+class Event:
+    """A v1 Event as the scheduler records it."""
+
+    type: str  # Normal or Warning
+    reason: str  # Scheduled, FailedScheduling, Preempted, ...
+    object: str  # the pod's namespace/name
+    message: str
+    time: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class ClusterAPI(Protocol):
+    """What the scheduler needs of the API server and its informers.
+
+    Reads come from the informer's cache; writes go to the API. ``ClusterStore`` implements it
+    in memory (writes are watched back at once); the live system implements it over the
+    database (writes land in the change log and come back when the runner follows it).
+    """
+
+    now: Callable[[], float]
+
+    def list_objects(self, kind: str) -> Sequence[Any]: ...
+
+    def get(self, kind: str, key: str) -> Any: ...
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None: ...
+
+    def pods(self) -> list[Pod]: ...
+
+    def watch(self, watcher: Watcher) -> None: ...
+
+    def apply(self, obj: KubeObject) -> None: ...
+
+    def delete(self, kind: str, key: str) -> Any: ...
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None: ...
+
+    def update_pod_status(
+        self, pod: Pod, condition: PodCondition | None, nominated_node_name: str | None
+    ) -> Pod | None: ...
+
+    def record_event(self, type_: str, reason: str, pod: Pod, message: str) -> Event: ...
+
+
+class ConflictError(RuntimeError):
+    """A write lost a compare-and-set (the API server's 409 Conflict)."""
+
+
+class NotFoundError(LookupError):
+    pass
+
+
+class ClusterStore:
+    def __init__(self, objects: Iterable[KubeObject] = (), now: Callable[[], float] = lambda: 0.0):
+        self._objects: dict[str, dict[str, KubeObject]] = {}
+        self._watchers: list[Watcher] = []
+        self.events: list[Event] = []
+        self.now = now
+        for obj in objects:
+            self._objects.setdefault(type(obj).__name__, {})[obj.key] = obj
+
+    # ------------------------------------------------------------------ reads
+
+    def list_objects(self, kind: str) -> Sequence[Any]:
+        return list(self._objects.get(kind, {}).values())
+
+    def get(self, kind: str, key: str) -> Any:
+        return self._objects.get(kind, {}).get(key)
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        obj = self.get("Namespace", namespace)
+        return obj.labels if isinstance(obj, Namespace) else None
+
+    def pods(self) -> list[Pod]:
+        return [pod for pod in self._objects.get("Pod", {}).values() if isinstance(pod, Pod)]
+
+    # ------------------------------------------------------------------ watch
+
+    def watch(self, watcher: Watcher) -> None:
+        self._watchers.append(watcher)
+
+    def _notify(self, event_type: str, old: Any, new: Any) -> None:
+        for watcher in self._watchers:
+            watcher(event_type, old, new)
+
+    # ------------------------------------------------------------------ writes
+
+    def apply(self, obj: KubeObject) -> None:
+        kind = type(obj).__name__
+        bucket = self._objects.setdefault(kind, {})
+        old = bucket.get(obj.key)
+        bucket[obj.key] = obj
+        self._notify(MODIFIED if old is not None else ADDED, old, obj)
+
+    def delete(self, kind: str, key: str) -> Any:
+        bucket = self._objects.get(kind, {})
+        old = bucket.pop(key, None)
+        if old is None:
+            raise NotFoundError(f'{kind.lower()}s "{key}" not found')
+        self._notify(DELETED, old, None)
+        return old
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None:
+        """The pods/binding subresource: sets spec.nodeName once, never twice."""
+        current = self.get("Pod", pod.key)
+        if not isinstance(current, Pod):
+            return Status(Code.Error, (f'pods "{pod.name}" not found',))
+        if current.node_name:
+            message = (
+                f'Operation cannot be fulfilled on pods/binding "{pod.name}": pod {pod.name} '
+                f'is already assigned to node "{current.node_name}"'
+            )
+            return Status(Code.Error, (message,), error=message)
+        if self.get("Node", node_name) is None:
+            return Status(Code.Error, (f'nodes "{node_name}" not found',))
+        conditions = _set_condition(current.conditions, PodCondition("PodScheduled", "True"))
+        self.apply(dataclasses.replace(current, node_name=node_name, conditions=conditions))
+        return None
+
+    def update_pod_status(
+        self, pod: Pod, condition: PodCondition | None, nominated_node_name: str | None
+    ) -> Pod | None:
+        """Writes the PodScheduled condition and nominatedNodeName (None leaves it)."""
+        current = self.get("Pod", pod.key)
+        if not isinstance(current, Pod):
+            return None
+        conditions = current.conditions
+        if condition is not None:
+            conditions = _set_condition(conditions, condition)
+        nominated = (
+            current.nominated_node_name if nominated_node_name is None else nominated_node_name
+        )
+        if conditions == current.conditions and nominated == current.nominated_node_name:
+            return current
+        updated = dataclasses.replace(current, conditions=conditions, nominated_node_name=nominated)
+        self.apply(updated)
+        return updated
+
+    def record_event(self, type_: str, reason: str, pod: Pod, message: str) -> Event:
+        event = Event(type_, reason, pod.key, message, self.now())
+        self.events.append(event)
+        return event
+
+
+def _set_condition(
+    conditions: tuple[PodCondition, ...], condition: PodCondition
+) -> tuple[PodCondition, ...]:
+    others = tuple(c for c in conditions if c.type != condition.type)
+    return (*others, condition)

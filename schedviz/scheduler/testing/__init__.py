@@ -1,0 +1,1 @@
+"""Test helpers shared by the scheduler's tests (mirrors pkg/scheduler/testing)."""

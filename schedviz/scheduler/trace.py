@@ -1,0 +1,245 @@
+"""The record of one scheduling cycle, written by the framework runtime and the scheduler.
+
+Upstream has no such record: kube-scheduler keeps logs, events and metrics, and the
+kube-scheduler-simulator stores the last result of each plugin in pod annotations. Here every
+cycle keeps everything a person needs to see why the pod went where it went. It is stored in
+columns (plugin order once, per-node outcomes as small tuples, scores as lists aligned with the
+scored nodes) and expanded into the documented JSON (docs/trace-format.md) only when asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from schedviz.scheduler.framework.interface import Code, Status
+
+SCHEMA_VERSION = 1
+
+RESULT_SCHEDULED = "Scheduled"
+RESULT_UNSCHEDULABLE = "Unschedulable"
+RESULT_ERROR = "Error"
+RESULT_WAITING = "Waiting"
+
+# The whole queue is kept when it is at most this long; beyond it each sub-queue keeps its head.
+QUEUE_DETAIL_LIMIT = 100
+
+
+@dataclass(slots=True)
+class PointRecord:
+    """One plugin at one extension point: its status and how long it took."""
+
+    point: str
+    plugin: str
+    code: Code
+    reasons: tuple[str, ...] = ()
+    duration: float = 0.0
+    calls: int = 1
+    rejected: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "point": self.point,
+            "plugin": self.plugin,
+            "code": self.code.name,
+            "durationMs": round(self.duration * 1000, 4),
+        }
+        if self.reasons:
+            record["reasons"] = list(self.reasons)
+        if self.calls != 1:
+            record["calls"] = self.calls
+        if self.rejected:
+            record["rejected"] = self.rejected
+        return record
+
+
+@dataclass(slots=True)
+class ExtenderCall:
+    """One request to a scheduler extender and its answer, summarised (node names, not nodes)."""
+
+    extender: str
+    verb: str
+    request: dict[str, Any]
+    response: dict[str, Any] | None = None
+    error: str = ""
+    # The error was skipped: the extender is ignorable, or it was a Prioritize call.
+    ignored: bool = False
+    duration: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "extender": self.extender,
+            "verb": self.verb,
+            "request": self.request,
+            "response": self.response,
+            "error": self.error or None,
+            "durationMs": round(self.duration * 1000, 4),
+        }
+        if self.ignored:
+            record["ignored"] = True
+        return record
+
+
+@dataclass(slots=True)
+class CycleTrace:
+    cycle: int
+    pod: str
+    profile: str
+    attempt: int
+    time: float
+    wall_time: float
+    queue: dict[str, Any] = field(default_factory=dict)
+    points: list[PointRecord] = field(default_factory=list)
+    # The snapshot's nodes, in the order the scheduler walks them (shared between cycles).
+    all_nodes: tuple[str, ...] = ()
+    start_index: int = 0
+    # PreFilter: the nodes it narrowed to (None: all), and the status of nodes it cut or rejected.
+    pre_filter_nodes: frozenset[str] | None = None
+    pre_filter_status: Status | None = None
+    nominated_node_tried: str = ""
+    filter_plugins: tuple[str, ...] = ()
+    skipped_filter_plugins: tuple[str, ...] = ()
+    # node -> (number of filter plugins that passed, the rejecting status or None)
+    filter_results: dict[str, tuple[int, Status | None]] = field(default_factory=dict)
+    # The same for nodes the walk never reached, asked afterwards for the trace only.
+    unevaluated_filter_results: dict[str, tuple[int, Status | None]] = field(default_factory=dict)
+    # Extenders' verdicts on nodes the plugins let through (the status names the extender).
+    extender_results: dict[str, Status] = field(default_factory=dict)
+    # Every request to an extender, in the order they were made.
+    extenders: list[ExtenderCall] = field(default_factory=list)
+    score_nodes: list[str] = field(default_factory=list)
+    score_plugins: list[tuple[str, int]] = field(default_factory=list)
+    raw_scores: list[list[int]] = field(default_factory=list)
+    normalized_scores: list[list[int]] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    selected_node: str = ""
+    tie_set: list[str] = field(default_factory=list)
+    feasible_nodes: int = 0
+    evaluated_nodes: int = 0
+    result: str = ""
+    message: str = ""
+    nominated_node: str = ""
+    preemption: dict[str, Any] | None = None
+    events: list[dict[str, str]] = field(default_factory=list)
+    # Wall seconds from the pop to the end of schedule_one (binding included, a Permit wait not):
+    # upstream's scheduling_attempt_duration_seconds. Not in to_json: it varies run to run.
+    duration: float = 0.0
+
+    def _rejected_at_pre_filter(self) -> bool:
+        """PreFilter rejected the pod outright (or narrowed it to no node at all)."""
+        return (
+            self.pre_filter_status is not None
+            and not self.filter_results
+            and not self.pre_filter_nodes
+        )
+
+    def not_evaluated(self) -> list[str]:
+        """Nodes the cycle never looked at (percentageOfNodesToScore stopped the search)."""
+        if self._rejected_at_pre_filter():
+            return []
+        narrowed = self.pre_filter_nodes
+        return [
+            name
+            for name in self.all_nodes
+            if name not in self.filter_results and (narrowed is None or name in narrowed)
+        ]
+
+    def filter_json(self) -> dict[str, list[dict[str, Any]]]:
+        status = self.pre_filter_status
+        if status is not None and self._rejected_at_pre_filter():
+            entry = _status_json(status, stage="PreFilter")
+            return {name: [entry] for name in self.all_nodes}
+        narrowed = self.pre_filter_nodes
+        cut_entry = (
+            _status_json(status, stage="PreFilter")
+            if status is not None and narrowed is not None
+            else None
+        )
+        result: dict[str, list[dict[str, Any]]] = {}
+        for name in self.all_nodes:
+            outcome = self.filter_results.get(name)
+            hypothetical = outcome is None and name in self.unevaluated_filter_results
+            if hypothetical:
+                outcome = self.unevaluated_filter_results[name]
+            if outcome is None:
+                if cut_entry is not None and narrowed is not None and name not in narrowed:
+                    result[name] = [cut_entry]
+                continue
+            passed, rejection = outcome
+            entries: list[dict[str, Any]] = [
+                {"plugin": p, "code": "Success"} for p in self.filter_plugins[:passed]
+            ]
+            if rejection is not None:
+                entries.append(_status_json(rejection))
+            if hypothetical:
+                for entry in entries:
+                    entry["hypothetical"] = True
+            extender = self.extender_results.get(name)
+            if extender is not None:
+                entries.append(_status_json(extender, stage="Extender"))
+            result[name] = entries
+        return result
+
+    def scores_json(self) -> dict[str, dict[str, dict[str, int]]]:
+        scores: dict[str, dict[str, dict[str, int]]] = {}
+        for index, node in enumerate(self.score_nodes):
+            per_plugin: dict[str, dict[str, int]] = {}
+            for column, (plugin, weight) in enumerate(self.score_plugins):
+                normalized = self.normalized_scores[column][index]
+                per_plugin[plugin] = {
+                    "raw": self.raw_scores[column][index],
+                    "normalized": normalized,
+                    "weight": weight,
+                    "weighted": normalized * weight,
+                }
+            scores[node] = per_plugin
+        return scores
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cycle": self.cycle,
+            "pod": self.pod,
+            "profile": self.profile,
+            "attempt": self.attempt,
+            "time": round(self.time, 6),
+            "wallTime": round(self.wall_time, 6),
+            "result": self.result,
+            "node": self.selected_node or None,
+            "message": self.message,
+            "feasibleNodes": self.feasible_nodes,
+            "evaluatedNodes": self.evaluated_nodes,
+            "totalNodes": len(self.all_nodes),
+            "startIndex": self.start_index,
+            "nominatedNodeTried": self.nominated_node_tried or None,
+            "preFilter": {
+                "nodes": sorted(self.pre_filter_nodes)
+                if self.pre_filter_nodes is not None
+                else None,
+                "status": _status_json(self.pre_filter_status) if self.pre_filter_status else None,
+            },
+            "skippedFilterPlugins": list(self.skipped_filter_plugins),
+            "filter": self.filter_json(),
+            "notEvaluated": self.not_evaluated(),
+            "scores": self.scores_json(),
+            "totals": dict(zip(self.score_nodes, self.totals, strict=True)),
+            "selected": {"node": self.selected_node or None, "tieSet": list(self.tie_set)},
+            "points": [record.to_json() for record in self.points],
+            "queue": self.queue,
+            "nominatedNode": self.nominated_node or None,
+            "preemption": self.preemption,
+            "extenders": [call.to_json() for call in self.extenders],
+            "events": list(self.events),
+        }
+
+
+def _status_json(status: Status, stage: str = "") -> dict[str, Any]:
+    entry: dict[str, Any] = {"plugin": status.plugin, "code": status.code.name}
+    if status.reasons:
+        entry["reasons"] = list(status.reasons)
+    if stage:
+        entry["stage"] = stage
+    return entry
+
+
+def trace_document(cycles: list[CycleTrace]) -> dict[str, Any]:
+    return {"schemaVersion": SCHEMA_VERSION, "cycles": [cycle.to_json() for cycle in cycles]}

@@ -1,0 +1,95 @@
+"""``manage.py serve`` on a new database: the demo cluster, and a pod placed within a second."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+POD = b"""
+apiVersion: v1
+kind: Pod
+metadata: {name: quick, namespace: default}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _request(url: str, token: str, data: bytes | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=data, headers={"Authorization": f"Token {token}"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return response.status, response.read()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    env = {**os.environ, "SCHEDVIZ_VAR_DIR": str(tmp_path), "SCHEDVIZ_START_RUNNERS": "true"}
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    output = process.stdout.read().decode() if process.stdout else ""
+                    pytest.fail(f"serve did not come up:\n{output}")
+                time.sleep(0.2)
+        yield base, env
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_serve_loads_the_demo_and_places_a_pod_created_through_the_api_within_a_second(
+    server: tuple[str, dict[str, str]],
+) -> None:
+    base, env = server
+    token = subprocess.run(
+        [sys.executable, "manage.py", "apitoken", "alice"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    status, body = _request(f"{base}/api/clusters/1/pods", token)
+    assert status == 200
+    assert {pod["name"] for pod in json.loads(body)} >= {"web-1", "web-2", "db-0"}
+    started = time.monotonic()
+    status, _ = _request(f"{base}/api/clusters/1/apply", token, POD)
+    assert status == 200
+    while time.monotonic() - started < 1.0:
+        _, body = _request(f"{base}/api/clusters/1/pods", token)
+        quick = next(pod for pod in json.loads(body) if pod["name"] == "quick")
+        if quick["nodeName"]:
+            break
+        time.sleep(0.05)
+    assert quick["nodeName"], "the pod was not placed within a second"

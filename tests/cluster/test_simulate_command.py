@@ -1,0 +1,170 @@
+"""``manage.py simulate``: the JSON of docs/trace-format.md, the table, and bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "trace-format.md"
+RESULTS = {"Scheduled", "Unschedulable", "Error", "Waiting"}
+
+CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status:
+  allocatable: {cpu: "1", memory: 1Gi, pods: "10"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b}
+status:
+  allocatable: {cpu: "1", memory: 1Gi, pods: "10"}
+  capacity: {cpu: "1", memory: 1Gi, pods: "10"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: small, namespace: default}
+spec:
+  containers: [{name: c, image: pause, resources: {requests: {cpu: 600m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: default}
+spec:
+  containers: [{name: c, image: pause, resources: {requests: {cpu: "2"}}}]
+"""
+
+
+def documented_cycle_fields() -> list[str]:
+    """The first column of the table under "## A cycle"."""
+    section = DOCS.read_text().split("## A cycle", 1)[1].split("\n### ", 1)[0]
+    return re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
+
+
+def simulate(tmp_path: Path, manifests: str, *args: str) -> str:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(manifests)
+    out = io.StringIO()
+    call_command("simulate", str(path), *args, stdout=out)
+    return out.getvalue()
+
+
+def cycles_of(output: str) -> list[dict[str, Any]]:
+    document = json.loads(output)
+    assert document["schemaVersion"] == 1
+    cycles: list[dict[str, Any]] = document["cycles"]
+    return cycles
+
+
+def test_json_cycles_carry_every_documented_field(tmp_path: Path) -> None:
+    fields = documented_cycle_fields()
+    assert "cycle" in fields and "events" in fields and len(fields) > 20
+    cycles = cycles_of(simulate(tmp_path, CLUSTER))
+    assert [c["cycle"] for c in cycles] == list(range(1, len(cycles) + 1))
+    for cycle in cycles:
+        assert sorted(cycle) == sorted(fields)
+        assert cycle["result"] in RESULTS
+        assert cycle["profile"] == "default-scheduler"
+        assert cycle["totalNodes"] == 2
+        assert cycle["feasibleNodes"] <= cycle["evaluatedNodes"] <= cycle["totalNodes"]
+        assert set(cycle["queue"]) >= {"activeQ", "backoffQ", "unschedulablePods"}
+        for point in cycle["points"]:
+            assert {"point", "plugin", "code", "durationMs"} <= set(point)
+
+
+def test_json_reports_upstreams_messages_and_events(tmp_path: Path) -> None:
+    cycles = {c["pod"]: c for c in cycles_of(simulate(tmp_path, CLUSTER))}
+    small, big = cycles["default/small"], cycles["default/big"]
+    assert small["result"] == "Scheduled"
+    assert small["message"] == f"Successfully assigned default/small to {small['node']}"
+    assert small["events"] == [
+        {
+            "type": "Normal",
+            "reason": "Scheduled",
+            "object": "default/small",
+            "message": small["message"],
+        }
+    ]
+    assert small["selected"]["node"] == small["node"]
+    assert small["node"] in small["selected"]["tieSet"]
+    assert big["result"] == "Unschedulable"
+    assert big["node"] is None
+    assert big["message"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+        # Asking for more than a node's whole allocatable is unresolvable, so preemption
+        # has no node to try.
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+    assert [(e["type"], e["reason"], e["message"]) for e in big["events"]] == [
+        ("Warning", "FailedScheduling", big["message"])
+    ]
+    verdicts = {n: entries[-1] for n, entries in big["filter"].items()}
+    assert verdicts == {
+        n: {
+            "plugin": "NodeResourcesFit",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["Insufficient cpu"],
+        }
+        for n in ("node-a", "node-b")
+    }
+
+
+def test_same_seed_prints_the_same_placements(tmp_path: Path) -> None:
+    runs = [cycles_of(simulate(tmp_path, CLUSTER, "--seed", "7")) for _ in range(2)]
+    assert [(c["pod"], c["node"]) for c in runs[0]] == [(c["pod"], c["node"]) for c in runs[1]]
+
+
+def test_max_cycles_stops_the_run(tmp_path: Path) -> None:
+    assert len(cycles_of(simulate(tmp_path, CLUSTER, "--max-cycles", "1"))) == 1
+
+
+def test_table_output_lists_cycles_messages_and_pods(tmp_path: Path) -> None:
+    table = simulate(tmp_path, CLUSTER, "--output", "table")
+    assert table.startswith("Cycles")
+    assert "default/small" in table and "Scheduled" in table
+    assert "Unschedulable" in table
+    assert "0/2 nodes are available: 2 Insufficient cpu." in table
+    assert "<pending>" in table
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(table)
+
+
+@pytest.mark.parametrize(
+    ("manifests", "message"),
+    [
+        ("kind: [\n", "yaml: line 2: did not find expected node content"),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+            "  containers: [{name: c, image: x, resources: {requests: {cpu: abc}}}]\n",
+            'Pod "p" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "abc"',
+        ),
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "profiles: [{schedulerName: s, plugins: {score: {enabled: [{name: NoSuchPlugin}]}}}]\n",
+            "NoSuchPlugin",
+        ),
+    ],
+    ids=["invalid YAML", "invalid quantity", "unknown plugin"],
+)
+def test_bad_input_exits_2_with_the_loaders_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], manifests: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        simulate(tmp_path, manifests)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.yaml"
+    with pytest.raises(SystemExit) as exited:
+        call_command("simulate", str(missing), stdout=io.StringIO())
+    assert exited.value.code == 2
+    assert f"open {missing}: No such file or directory" in capsys.readouterr().err

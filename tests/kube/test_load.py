@@ -1,0 +1,258 @@
+"""load_manifests and load_files: documents, lists, syntax errors, hostile YAML, all-or-nothing."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schedviz.kube.errors import (
+    AlreadyExistsError,
+    DocumentError,
+    InvalidObjectError,
+    ManifestError,
+)
+from schedviz.kube.load import load_files, load_manifests
+from schedviz.kube.objects import Namespace, Node, Pod, PriorityClass
+
+NODE = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1}
+spec: {containers: [{name: web, image: nginx}]}
+"""
+SCHEDULER_CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles: [{schedulerName: default-scheduler}]
+"""
+
+
+def messages(text: str, source: str = "<input>") -> list[str]:
+    with pytest.raises(ManifestError) as info:
+        load_manifests(text, source)
+    return str(info.value).splitlines()
+
+
+def test_it_loads_multi_document_yaml_in_order_and_skips_empty_documents() -> None:
+    manifests = load_manifests("---\n" + NODE + "---\n---\n" + POD + "---\n" + SCHEDULER_CONFIG)
+    assert [type(o) for o in manifests.objects] == [Node, Pod]
+    assert manifests.scheduler_configs == [
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler"}],
+        }
+    ]
+
+
+def test_it_expands_kubectl_lists_recursively() -> None:
+    text = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}},
+                {
+                    "apiVersion": "v1",
+                    "kind": "PodList",
+                    "items": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Pod",
+                            "metadata": {"name": "p", "namespace": "shop"},
+                            "spec": {"containers": [{"name": "c", "image": "x"}]},
+                        }
+                    ],
+                },
+            ],
+        }
+    )
+    objects = load_manifests(text).objects
+    assert [type(o) for o in objects] == [Namespace, Pod]
+    assert objects[1].key == "shop/p"
+
+
+def test_it_loads_a_json_object_and_a_json_array() -> None:
+    pc = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "high"},
+        "value": 10,
+    }
+    assert [type(o) for o in load_manifests(json.dumps(pc)).objects] == [PriorityClass]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    assert [type(o) for o in load_manifests(json.dumps([pc, node])).objects] == [
+        PriorityClass,
+        Node,
+    ]
+
+
+def test_flow_style_yaml_that_looks_like_json_is_read_as_yaml() -> None:
+    text = "{apiVersion: v1, kind: Namespace, metadata: {name: a}}"
+    assert [type(o) for o in load_manifests(text).objects] == [Namespace]
+    listed = (
+        "[{apiVersion: v1, kind: Namespace, metadata: {name: a}}, " + text.replace("a}", "b}") + "]"
+    )
+    assert [o.key for o in load_manifests(listed).objects] == ["a", "b"]
+
+
+def test_an_empty_input_has_no_objects() -> None:
+    manifests = load_manifests("")
+    assert manifests.objects == [] and manifests.scheduler_configs == []
+
+
+def test_every_invalid_document_is_reported_and_nothing_is_returned() -> None:
+    text = (
+        NODE
+        + "---\n"
+        + POD.replace("image: nginx", "image: ''")
+        + "---\napiVersion: v1\nkind: Foo\n"
+    )
+    assert messages(text, "pods.yaml") == [
+        'document 2 of pods.yaml: Pod "web-1" is invalid: spec.containers[0].image: Required value',
+        'document 3 of pods.yaml: no matches for kind "Foo" in version "v1"',
+    ]
+
+
+def test_errors_in_list_items_name_the_item() -> None:
+    text = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [
+                {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "ok"}},
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "Bad!"}},
+            ],
+        }
+    )
+    with pytest.raises(ManifestError) as info:
+        load_manifests(text, "cluster.json")
+    (error,) = info.value.errors
+    assert isinstance(error, InvalidObjectError)
+    assert (error.source, error.document_index, error.item_path) == ("cluster.json", 1, "items[1]")
+    prefix = 'document 1 of cluster.json, items[1]: Namespace "Bad!" is invalid: '
+    assert str(error).startswith(prefix)
+
+
+def test_a_wrong_scheduler_config_version_is_refused() -> None:
+    text = SCHEDULER_CONFIG.replace("/v1", "/v1beta3")
+    assert messages(text) == [
+        'document 1 of <input>: no matches for kind "KubeSchedulerConfiguration" in version '
+        '"kubescheduler.config.k8s.io/v1beta3"'
+    ]
+
+
+def test_the_same_object_twice_already_exists() -> None:
+    assert messages(POD + "---\n" + POD, "a.yaml") == [
+        'document 2 of a.yaml: pods "web-1" already exists'
+    ]
+
+
+def test_a_document_that_is_not_an_object_is_refused() -> None:
+    assert messages("just text\n") == ["document 1 of <input>: expected an object, got string"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "a: [b\n",
+            "document 1 of x.yaml: yaml: line 2: did not find expected ',' or ']'",
+        ),
+        (
+            NODE + "---\nkind: Pod\n  bad: indent\n",
+            # Lines count from the top of the file, not of the document.
+            "document 2 of x.yaml: yaml: line 8: mapping values are not allowed in this context",
+        ),
+        (
+            '{"kind": "Pod",',
+            "document 1 of x.yaml: json: line 1, column 16: "
+            "Expecting property name enclosed in double quotes",
+        ),
+    ],
+)
+def test_syntax_errors_say_where(text: str, expected: str) -> None:
+    assert messages(text, "x.yaml") == [expected]
+
+
+def test_syntax_error_keeps_its_line() -> None:
+    with pytest.raises(ManifestError) as info:
+        load_manifests("kind: Pod\n  bad: indent\n")
+    (error,) = info.value.errors
+    assert isinstance(error, DocumentError) and error.line == 2
+
+
+def test_it_refuses_a_billion_laughs() -> None:
+    text = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    previous = "a"
+    for name in "bcdefghi":
+        text += f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]\n"
+        previous = name
+    assert messages(text) == ["document 1 of <input>: document contains excessive aliasing"]
+
+
+def test_it_refuses_a_self_referencing_anchor() -> None:
+    assert messages("a: &a [*a]\n") == [
+        "document 1 of <input>: document refers to itself through an alias"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 5000 + "]" * 5000,
+        "a: " + "[" * 5000 + "]" * 5000,
+        "x:\n" + "".join(" " * i + "- \n" for i in range(1, 300)),
+    ],
+)
+def test_it_refuses_deep_nesting_cleanly(text: str) -> None:
+    (message,) = messages(text)
+    assert message.endswith("exceeded max depth of 100")
+
+
+def test_a_few_aliases_are_fine() -> None:
+    text = (
+        "apiVersion: v1\nkind: Namespace\n"
+        "metadata:\n  name: a\n  labels: &l {team: x}\n  annotations: *l\n"
+    )
+    (ns,) = load_manifests(text).objects
+    assert isinstance(ns, Namespace) and ns.labels["team"] == "x"
+
+
+def test_load_files_names_the_file_and_judges_all_files_together(tmp_path: Path) -> None:
+    good = tmp_path / "nodes.yaml"
+    good.write_text(NODE)
+    duplicate = tmp_path / "more.yaml"
+    duplicate.write_text(NODE)
+    missing = tmp_path / "missing.yaml"
+    with pytest.raises(ManifestError) as info:
+        load_files([str(good), str(duplicate), str(missing)])
+    first, second = info.value.errors
+    assert isinstance(first, AlreadyExistsError)
+    assert str(first) == f'document 1 of {duplicate}: nodes "n1" already exists'
+    assert str(second) == f"open {missing}: No such file or directory"
+
+
+def test_load_files_returns_objects_of_every_file(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(NODE)
+    (tmp_path / "b.yaml").write_text(POD + "---\n" + SCHEDULER_CONFIG)
+    manifests = load_files([str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+    assert [type(o) for o in manifests.objects] == [Node, Pod]
+    assert len(manifests.scheduler_configs) == 1
+
+
+def test_load_files_reads_a_directorys_manifests_in_name_order(tmp_path: Path) -> None:
+    (tmp_path / "b-pods.yml").write_text(POD)
+    (tmp_path / "a-nodes.json").write_text(
+        json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    )
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "c.yaml").write_text(NODE)
+    assert [type(o) for o in load_files([str(tmp_path)]).objects] == [Node, Pod]

@@ -1,0 +1,57 @@
+"""The keyed heap: upstream's order for ties, or first come first served for activeQ."""
+
+from __future__ import annotations
+
+from schedviz.scheduler.backend.queue.heap import Heap
+
+
+def _by_rank(a: tuple[str, int], b: tuple[str, int]) -> bool:
+    return a[1] < b[1]
+
+
+def _drain(heap: Heap[tuple[str, int]]) -> list[str]:
+    names = []
+    while (item := heap.pop()) is not None:
+        names.append(item[0])
+    return names
+
+
+def test_with_fifo_ties_equal_items_leave_in_arrival_order() -> None:
+    heap: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank, fifo_ties=True)
+    for name in ["p1", "p2", "p3", "p4", "p5"]:
+        heap.add_or_update((name, 0))
+    heap.add_or_update(("urgent", -1))
+    assert _drain(heap) == ["urgent", "p1", "p2", "p3", "p4", "p5"]
+
+
+def test_an_update_keeps_its_place_in_line() -> None:
+    heap: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank, fifo_ties=True)
+    for name in ["p1", "p2", "p3"]:
+        heap.add_or_update((name, 0))
+    heap.add_or_update(("p1", 0))
+    assert heap.ordered() == [("p1", 0), ("p2", 0), ("p3", 0)]
+    assert _drain(heap) == ["p1", "p2", "p3"]
+
+
+def test_without_fifo_ties_equal_items_follow_container_heap() -> None:
+    heap: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank)
+    for name in ["p1", "p2", "p3", "p4", "p5"]:
+        heap.add_or_update((name, 0))
+    # container/heap: Pop swaps the last item to the root and stops at once on ties.
+    assert _drain(heap) == ["p1", "p5", "p4", "p3", "p2"]
+
+
+def test_the_pop_order_stays_right_across_pops_adds_and_deletes() -> None:
+    heap: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank, fifo_ties=True)
+    for index in range(10):
+        heap.add_or_update((f"p{index}", index % 3))
+    assert [n for n, _ in heap.ordered(3)] == ["p0", "p3", "p6"]
+    heap.pop()
+    assert [n for n, _ in heap.ordered(3)] == ["p3", "p6", "p9"]
+    heap.add_or_update(("first", -1))
+    assert [n for n, _ in heap.ordered(2)] == ["first", "p3"]
+    heap.delete("p3")
+    assert [n for n, _ in heap.ordered(2)] == ["first", "p6"]
+    assert heap.ordered() == sorted(
+        heap.items(), key=lambda item: (item[1], int(item[0][1:]) if item[0] != "first" else -1)
+    )

@@ -1,0 +1,1676 @@
+"""DefaultPreemption: upstream's default_preemption_test.go tables (v1.34/v1.35).
+
+Ported: TestPostFilter, TestDryRunPreemption, TestSelectBestCandidate, TestCustomSelection,
+TestCustomOrdering, TestPodEligibleToPreemptOthers and TestPreempt, without the rows for
+scheduler extenders and pod groups (not supported), plus the candidate-count arithmetic.
+Frameworks are built with the real NodeResourcesFit, InterPodAffinity and PodTopologySpread.
+Start times are whole seconds (upstream's rows use nanoseconds; only their order matters).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from schedviz.kube.objects import (
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_NEVER,
+    LabelSelector,
+    Node,
+    Pod,
+    PodCondition,
+    PodDisruptionBudget,
+)
+from schedviz.scheduler.apis.config.types import (
+    KubeSchedulerConfiguration,
+    KubeSchedulerProfile,
+    Plugin,
+    PluginConfig,
+    Plugins,
+    PluginSet,
+)
+from schedviz.scheduler.apis.config.types_pluginargs import DefaultPreemptionArgs
+from schedviz.scheduler.apis.config.validation import ConfigError
+from schedviz.scheduler.backend.cache.snapshot import Snapshot, new_snapshot
+from schedviz.scheduler.clock import VirtualClock
+from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.interface import (
+    Code,
+    EnqueueExtensions,
+    NominatingInfo,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+    Status,
+    as_status,
+    is_success,
+)
+from schedviz.scheduler.framework.plugins import defaultbinder, defaultpreemption, prioritysort
+from schedviz.scheduler.framework.plugins.defaultpreemption import DefaultPreemption
+from schedviz.scheduler.framework.plugins.interpodaffinity import plugin as interpodaffinity
+from schedviz.scheduler.framework.plugins.names import (
+    DEFAULT_BINDER,
+    DEFAULT_PREEMPTION,
+    INTER_POD_AFFINITY,
+    NODE_RESOURCES_FIT,
+    POD_TOPOLOGY_SPREAD,
+    PRIORITY_SORT,
+)
+from schedviz.scheduler.framework.plugins.noderesources import fit
+from schedviz.scheduler.framework.plugins.podtopologyspread import plugin as podtopologyspread
+from schedviz.scheduler.framework.runtime.framework import Framework
+from schedviz.scheduler.framework.runtime.registry import PluginFactory, Registry
+from schedviz.scheduler.framework.types import (
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    NodeInfo,
+    NodeToStatus,
+    PodInfo,
+    QueueingHint,
+)
+from schedviz.scheduler.preemption import Candidate, pod_start_time
+from schedviz.scheduler.scheduler import Scheduler
+from schedviz.scheduler.store import ClusterStore
+from schedviz.scheduler.testing.wrappers import label_selector, make_node, make_pod
+
+NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
+Resources = dict[str, str | int]
+SMALL: Resources = {"cpu": "100m", "memory": "100"}
+MEDIUM: Resources = {"cpu": "200m", "memory": "200"}
+LARGE: Resources = {"cpu": "300m", "memory": "300"}
+VERY_LARGE: Resources = {"cpu": "500m", "memory": "500"}
+ONE_POD: Resources = {"pods": 1}
+NODE_RES: Resources = {"cpu": "200m", "memory": "400"}
+MAX_INT32 = 2**31 - 1
+
+VIOLATING_KEY = "test.kubernetes.io/is-violating-pdb"
+
+
+# ---------------------------------------------------------------------------------------------
+# Builders
+
+
+def node(name: str, resources: Resources, **labels: str) -> Node:
+    """st.MakeNode().Capacity(...): the node keeps 32 pod slots unless ``pods`` is given."""
+    wrapper = make_node().name(name).capacity({"pods": 32, **resources})
+    for key, value in labels.items():
+        wrapper = wrapper.label(key, value)
+    return wrapper.obj()
+
+
+def topology_node(path: str, resources: Resources) -> Node:
+    """ "node-a/zone1" is node-a labelled hostname=node-a, zone=zone1 (upstream's labelKeys)."""
+    parts = path.split("/")
+    labels = dict(zip(("hostname", "zone", "region"), parts, strict=False))
+    return node(parts[0], resources, **labels)
+
+
+def pod(
+    name: str,
+    priority: int | None = None,
+    node_name: str = "",
+    req: Resources | None = None,
+    labels: dict[str, str] | None = None,
+) -> Pod:
+    wrapper = make_pod().name(name).uid(name)
+    if priority is not None:
+        wrapper = wrapper.priority(priority)
+    if node_name:
+        wrapper = wrapper.node(node_name)
+    if req is not None:
+        wrapper = wrapper.req(req)
+    if labels:
+        wrapper = wrapper.labels(labels)
+    return wrapper.obj()
+
+
+def started(p: Pod, second: int) -> Pod:
+    moment = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dataclasses.replace(p, manifest={"status": {"startTime": moment}})
+
+
+def terminating(p: Pod, *conditions: PodCondition) -> Pod:
+    return dataclasses.replace(p, deletion_timestamp="2026-01-01T00:00:00Z", conditions=conditions)
+
+
+def pdb(
+    match_labels: dict[str, str],
+    allowed: int,
+    name: str = "pdb",
+    disrupted: Iterable[str] = (),
+) -> PodDisruptionBudget:
+    return PodDisruptionBudget(
+        name=name,
+        selector=LabelSelector(match_labels=dict(match_labels)),
+        disruptions_allowed=allowed,
+        manifest={"status": {"disruptedPods": {p: "2026-01-01T00:00:00Z" for p in disrupted}}},
+    )
+
+
+class ClusterHandle:
+    """What the Scheduler gives a Framework: the snapshot, the API, the nominator."""
+
+    def __init__(
+        self,
+        pods: Sequence[Pod],
+        nodes: Sequence[Node],
+        objects: Iterable[Any] = (),
+        nominated: Sequence[Pod] = (),
+        snapshot: Snapshot | None = None,
+    ) -> None:
+        self.snapshot = snapshot if snapshot is not None else new_snapshot(pods, nodes)
+        self.store = ClusterStore([*pods, *nodes, *nominated, *objects])
+        self.nominated = list(nominated)
+        self.deleted: list[str] = []
+
+    def snapshot_shared_lister(self) -> Snapshot:
+        return self.snapshot
+
+    @property
+    def objects(self) -> ClusterStore:
+        return self.store
+
+    def bind_pod(self, pod: Pod, node_name: str) -> Status | None:
+        return None
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return [PodInfo(p) for p in self.nominated if p.nominated_node_name == node_name]
+
+    def delete_pod(self, pod: Pod) -> None:
+        self.store.delete("Pod", pod.key)
+        self.deleted.append(pod.name)
+
+    def record_event(self, type_: str, reason: str, pod: Pod, message: str) -> object:
+        return self.store.record_event(type_, reason, pod, message)
+
+
+def build(
+    handle: ClusterHandle,
+    plugins: Sequence[tuple[str, PluginFactory, Sequence[str]]],
+    args: DefaultPreemptionArgs | None = None,
+) -> tuple[Framework, DefaultPreemption]:
+    """tf.NewFramework with QueueSort, Bind, DefaultPreemption and ``plugins`` at their points."""
+    points: dict[str, list[Plugin]] = {"pre_filter": [], "filter": []}
+    factories: dict[str, PluginFactory] = {
+        PRIORITY_SORT: prioritysort.new,
+        DEFAULT_BINDER: defaultbinder.new,
+        DEFAULT_PREEMPTION: defaultpreemption.new,
+    }
+    for name, factory, at in plugins:
+        factories[name] = factory
+        for point in at:
+            points[point].append(Plugin(name))
+    profile = KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=Plugins(
+            queue_sort=PluginSet([Plugin(PRIORITY_SORT)]),
+            pre_filter=PluginSet(points["pre_filter"]),
+            filter=PluginSet(points["filter"]),
+            post_filter=PluginSet([Plugin(DEFAULT_PREEMPTION)]),
+            bind=PluginSet([Plugin(DEFAULT_BINDER)]),
+        ),
+        plugin_config=[PluginConfig(DEFAULT_PREEMPTION, args)] if args is not None else [],
+    )
+    framework = Framework(profile, Registry(factories), handle)
+    plugin = framework.plugins_map[DEFAULT_PREEMPTION]
+    assert isinstance(plugin, DefaultPreemption)
+    return framework, plugin
+
+
+def empty_framework() -> Framework:
+    return build(ClusterHandle([], []), [])[0]
+
+
+FIT = (NODE_RESOURCES_FIT, fit.new, ("pre_filter", "filter"))
+IPA = (INTER_POD_AFFINITY, interpodaffinity.new, ("pre_filter", "filter"))
+PTS = (POD_TOPOLOGY_SPREAD, podtopologyspread.new, ("pre_filter", "filter"))
+
+
+def pre_filtered(framework: Framework, p: Pod) -> CycleState:
+    state = CycleState()
+    _, status, _ = framework.run_pre_filter_plugins(state, p)
+    assert is_success(status), status
+    return state
+
+
+def scripted(*offsets: int) -> Callable[[int], int]:
+    """Upstream's rand.New(rand.NewSource(4)).Int31n for five nodes: 4, 1, 3, ..."""
+    values = iter(offsets)
+    return lambda n: next(values)
+
+
+def statuses(codes: dict[str, Code]) -> NodeToStatus:
+    return NodeToStatus({name: Status(code) for name, code in codes.items()})
+
+
+# ---------------------------------------------------------------------------------------------
+# A plugin whose PreFilter extensions fail on nodes labelled error=true (upstream's TestPlugin)
+
+
+class ErrorOnLabelPlugin:
+    def name(self) -> str:
+        return "test-plugin"
+
+    def pre_filter(
+        self, state: CycleState, p: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[None, Status | None]:
+        return None, None
+
+    def pre_filter_extensions(self) -> ErrorOnLabelPlugin:
+        return self
+
+    def add_pod(
+        self, state: CycleState, p: Pod, pod_info: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        if node_info.node is not None and node_info.node.labels.get("error") == "true":
+            return as_status(f"failed to add pod: {p.name}")
+        return None
+
+    def remove_pod(
+        self, state: CycleState, p: Pod, pod_info: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        if node_info.node is not None and node_info.node.labels.get("error") == "true":
+            return as_status(f"failed to remove pod: {p.name}")
+        return None
+
+    def filter(self, state: CycleState, p: Pod, node_info: NodeInfo) -> Status | None:
+        return None
+
+
+TEST_PLUGIN = ("test-plugin", lambda args, handle: ErrorOnLabelPlugin(), ("pre_filter",))
+
+
+# ---------------------------------------------------------------------------------------------
+# TestPostFilter
+
+
+@dataclasses.dataclass
+class PostFilterCase:
+    name: str
+    pod: Pod
+    pods: list[Pod]
+    nodes: list[Node]
+    statuses: NodeToStatus
+    want_node: str | None  # None: no result; "": a result clearing the nomination
+    want_code: Code
+    want_message: str = ""
+    pdbs: list[PodDisruptionBudget] = dataclasses.field(default_factory=list)
+    victims: list[str] | None = None
+
+
+U, UU = Code.Unschedulable, Code.UnschedulableAndUnresolvable
+
+POST_FILTER_CASES = [
+    PostFilterCase(
+        "pod with higher priority can be made schedulable",
+        pod("p", HIGH),
+        [pod("p1", node_name="node1")],
+        [node("node1", ONE_POD)],
+        statuses({"node1": U}),
+        "node1",
+        Code.Success,
+        victims=["default/p1"],
+    ),
+    PostFilterCase(
+        "pod with tied priority is still unschedulable",
+        pod("p"),
+        [pod("p1", node_name="node1")],
+        [node("node1", ONE_POD)],
+        statuses({"node1": U}),
+        "",
+        U,
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+    ),
+    PostFilterCase(
+        "preemption should respect filteredNodesStatuses",
+        pod("p", HIGH),
+        [pod("p1", node_name="node1")],
+        [node("node1", ONE_POD)],
+        statuses({"node1": UU}),
+        "",
+        U,
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+    ),
+    PostFilterCase(
+        "preemption should respect absent NodeToStatusReader entry meaning "
+        "UnschedulableAndUnresolvable",
+        pod("p", HIGH),
+        [pod("p1", node_name="node1")],
+        [node("node1", ONE_POD)],
+        NodeToStatus(),
+        "",
+        U,
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+    ),
+    PostFilterCase(
+        "pod can be made schedulable on one node",
+        pod("p", MID),
+        [pod("p1", HIGH, "node1"), pod("p2", LOW, "node2")],
+        [node("node1", ONE_POD), node("node2", ONE_POD)],
+        statuses({"node1": U, "node2": U}),
+        "node2",
+        Code.Success,
+        victims=["default/p2"],
+    ),
+    PostFilterCase(
+        "pod can be made schedulable on minHighestPriority node",
+        pod("p", VERY_HIGH),
+        [
+            pod("p1", HIGH, "node1", labels={VIOLATING_KEY: "non-violating"}),
+            pod("p2", LOW, "node1", labels={VIOLATING_KEY: "violating"}),
+            pod("p3", MID, "node2", labels={VIOLATING_KEY: "violating"}),
+        ],
+        [node("node1", ONE_POD), node("node2", ONE_POD)],
+        statuses({"node1": U, "node2": U}),
+        "node2",
+        Code.Success,
+        pdbs=[
+            pdb({VIOLATING_KEY: "violating"}, 0, "violating-pdb"),
+            pdb({VIOLATING_KEY: "non-violating"}, MAX_INT32, "non-violating-pdb"),
+        ],
+        victims=["default/p3"],
+    ),
+    PostFilterCase(
+        "no candidate nodes found, no enough resource after removing low priority pods",
+        pod("p", HIGH, req=LARGE),
+        [pod("p1", node_name="node1"), pod("p2", node_name="node2")],
+        [node("node1", NODE_RES), node("node2", NODE_RES)],
+        statuses({"node1": U, "node2": U}),
+        "",
+        U,
+        "preemption: 0/2 nodes are available: 2 Insufficient cpu.",
+    ),
+    PostFilterCase(
+        "no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU "
+        "resource",
+        pod("p", HIGH, req=LARGE),
+        [pod("p1", HIGH, "node1"), pod("p2", node_name="node2"), pod("p3", HIGH, "node3")],
+        [node("node1", ONE_POD), node("node2", NODE_RES), node("node3", ONE_POD)],
+        statuses({"node1": U, "node2": U, "node3": U}),
+        "",
+        U,
+        "preemption: 0/3 nodes are available: 1 Insufficient cpu, "
+        "2 No preemption victims found for incoming pod.",
+    ),
+    PostFilterCase(
+        "no candidate nodes found with mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 "
+        "nodes don't have enough CPU resource",
+        pod("p", HIGH, req=LARGE),
+        [pod("p1", node_name="node1"), pod("p2", node_name="node2")],
+        [node(f"node{i}", NODE_RES) for i in range(1, 5)],
+        statuses({"node1": U, "node2": U, "node4": UU}),
+        "",
+        U,
+        "preemption: 0/4 nodes are available: 2 Insufficient cpu, "
+        "2 Preemption is not helpful for scheduling.",
+    ),
+    PostFilterCase(
+        "only one node but failed with TestPlugin",
+        pod("p", HIGH, req=LARGE),
+        [pod("p1", node_name="node1")],
+        [node("node1", LARGE, error="true")],
+        statuses({"node1": U}),
+        None,
+        Code.Error,
+        'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p',
+    ),
+    PostFilterCase(
+        "one failed with TestPlugin and the other pass",
+        pod("p", HIGH, req=LARGE),
+        [pod("p1", node_name="node1"), pod("p2", node_name="node2", req=MEDIUM)],
+        [node("node1", LARGE, error="true"), node("node2", LARGE)],
+        statuses({"node1": U, "node2": U}),
+        "node2",
+        Code.Success,
+        victims=["default/p2"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", POST_FILTER_CASES, ids=lambda c: c.name)
+def test_post_filter(case: PostFilterCase) -> None:
+    handle = ClusterHandle(case.pods, case.nodes, [case.pod, *case.pdbs])
+    framework, plugin = build(handle, [FIT, TEST_PLUGIN])
+    state = pre_filtered(framework, case.pod)
+
+    result, status = plugin.post_filter(state, case.pod, case.statuses)
+
+    code = Code.Success if status is None else status.code
+    assert code == case.want_code
+    assert (status.message() if status is not None else "") == case.want_message
+    if case.want_node is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert result.nominating_info == NominatingInfo(case.want_node, True)
+    if case.victims is not None:
+        assert result is not None and result.details is not None
+        assert result.details.victims == case.victims
+        assert sorted(handle.deleted) == sorted(v.split("/")[1] for v in case.victims)
+
+
+# ---------------------------------------------------------------------------------------------
+# TestDryRunPreemption
+
+
+ERR_REASON_FAKE = "Nodes failed the fake plugin"
+
+
+class FakeFilter:
+    """tf.FakeFilterPlugin: counts its calls and fails the nodes given a failing code."""
+
+    def __init__(self, codes: dict[str, Code]) -> None:
+        self.codes = codes
+        self.calls = 0
+
+    def name(self) -> str:
+        return "FakeFilter"
+
+    def filter(self, state: CycleState, p: Pod, node_info: NodeInfo) -> Status | None:
+        self.calls += 1
+        code = self.codes.get(node_info.name, Code.Success)
+        if code != Code.Success:
+            return Status(code, (f"injecting failure for pod {p.name}",))
+        return None
+
+
+class ConstantFilter:
+    def __init__(self, name: str, fits: Callable[[Pod, NodeInfo], bool]) -> None:
+        self._name = name
+        self._fits = fits
+
+    def name(self) -> str:
+        return self._name
+
+    def filter(self, state: CycleState, p: Pod, node_info: NodeInfo) -> Status | None:
+        return None if self._fits(p, node_info) else Status(U, (ERR_REASON_FAKE,))
+
+
+TRUE_FILTER = (
+    "TrueFilter",
+    lambda a, h: ConstantFilter("TrueFilter", lambda p, n: True),
+    ("filter",),
+)
+FALSE_FILTER = (
+    "FalseFilter",
+    lambda a, h: ConstantFilter("FalseFilter", lambda p, n: False),
+    ("filter",),
+)
+MATCH_FILTER = (
+    "MatchFilter",
+    lambda a, h: ConstantFilter("MatchFilter", lambda p, n: p.name == n.name),
+    ("filter",),
+)
+
+Expected = dict[str, tuple[list[str], int]]  # node -> (victim names sorted, PDB violations)
+
+
+@dataclasses.dataclass
+class DryRunCase:
+    name: str
+    plugins: list[tuple[str, PluginFactory, Sequence[str]]]
+    node_names: list[str]
+    test_pods: list[Pod]
+    init_pods: list[Pod]
+    expected: list[Expected]
+    filter_calls: list[int]
+    fake_filter_code: Code = Code.Success
+    pdbs: list[PodDisruptionBudget] = dataclasses.field(default_factory=list)
+    args: DefaultPreemptionArgs | None = None
+    offsets: tuple[int, ...] = ()
+
+
+def _two_mid_large() -> list[Pod]:
+    return [pod("p1", MID, "node1", LARGE), pod("p2", MID, "node2", LARGE)]
+
+
+def _five(priorities: list[int], labelled: Sequence[int] = ()) -> list[Pod]:
+    return [
+        pod(
+            f"p{i}",
+            priority,
+            f"node{i}",
+            LARGE,
+            labels={"app": "foo"} if i in labelled else None,
+        )
+        for i, priority in enumerate(priorities, start=1)
+    ]
+
+
+FIVE_NODES = [f"node{i}" for i in range(1, 6)]
+LIMIT_TO_2 = DefaultPreemptionArgs(
+    min_candidate_nodes_percentage=40, min_candidate_nodes_absolute=1
+)
+FOO = {"foo": ""}
+APP_FOO = {"app": "foo"}
+
+
+def _pdb_pods(*names: str) -> list[Pod]:
+    return [pod(n, MID, "node1", MEDIUM, APP_FOO) for n in names]
+
+
+DRY_RUN_CASES = [
+    DryRunCase(
+        "a pod that does not fit on any node",
+        [FALSE_FILTER],
+        ["node1", "node2"],
+        [pod("p", HIGH)],
+        [pod("p1", MID, "node1"), pod("p2", MID, "node2")],
+        [{}],
+        [2],
+    ),
+    DryRunCase(
+        "a pod that fits with no preemption",
+        [TRUE_FILTER],
+        ["node1", "node2"],
+        [pod("p", HIGH)],
+        [pod("p1", MID, "node1"), pod("p2", MID, "node2")],
+        [{}],
+        [2],
+        fake_filter_code=U,
+    ),
+    DryRunCase(
+        "a pod that fits on one node with no preemption",
+        [MATCH_FILTER],
+        ["node1", "node2"],
+        [pod("node1", HIGH)],
+        [pod("p1", MID, "node1"), pod("p2", MID, "node2")],
+        [{}],
+        [2],
+        fake_filter_code=U,
+    ),
+    DryRunCase(
+        "a pod that fits on both nodes when lower priority pods are preempted",
+        [FIT],
+        ["node1", "node2"],
+        [pod("p", HIGH, req=LARGE)],
+        _two_mid_large(),
+        [{"node1": (["p1"], 0), "node2": (["p2"], 0)}],
+        [4],
+    ),
+    DryRunCase(
+        "a pod that would fit on the nodes, but other pods running are higher priority, no "
+        "preemption would happen",
+        [FIT],
+        ["node1", "node2"],
+        [pod("p", LOW, req=LARGE)],
+        _two_mid_large(),
+        [{}],
+        [0],
+    ),
+    DryRunCase(
+        "medium priority pod is preempted, but lower priority one stays as it is small",
+        [FIT],
+        ["node1", "node2"],
+        [pod("p", HIGH, req=LARGE)],
+        [
+            pod("p1.1", LOW, "node1", SMALL),
+            pod("p1.2", MID, "node1", LARGE),
+            pod("p2", MID, "node2", LARGE),
+        ],
+        [{"node1": (["p1.2"], 0), "node2": (["p2"], 0)}],
+        [5],
+    ),
+    DryRunCase(
+        "mixed priority pods are preempted",
+        [FIT],
+        ["node1", "node2"],
+        [pod("p", HIGH, req=LARGE)],
+        [
+            pod("p1.1", MID, "node1", SMALL),
+            pod("p1.2", LOW, "node1", SMALL),
+            pod("p1.3", MID, "node1", MEDIUM),
+            pod("p1.4", HIGH, "node1", SMALL),
+            pod("p2", HIGH, "node2", LARGE),
+        ],
+        [{"node1": (["p1.2", "p1.3"], 0)}],
+        [4],
+    ),
+    DryRunCase(
+        "mixed priority pods are preempted, pick later StartTime one when priorities are equal",
+        [FIT],
+        ["node1", "node2"],
+        [pod("p", HIGH, req=LARGE)],
+        [
+            started(pod("p1.1", LOW, "node1", SMALL), 5),
+            started(pod("p1.2", LOW, "node1", SMALL), 4),
+            started(pod("p1.3", MID, "node1", MEDIUM), 3),
+            started(pod("p1.4", HIGH, "node1", SMALL), 2),
+            started(pod("p2", HIGH, "node2", LARGE), 1),
+        ],
+        [{"node1": (["p1.1", "p1.3"], 0)}],
+        [4],
+    ),
+    DryRunCase(
+        "pod with anti-affinity is preempted",
+        [FIT, IPA],
+        ["node1", "node2"],
+        [pod("p", HIGH, req=SMALL, labels=FOO)],
+        [
+            make_pod()
+            .name("p1.1")
+            .uid("p1.1")
+            .node("node1")
+            .label("foo", "")
+            .priority(LOW)
+            .req(SMALL)
+            .pod_anti_affinity_exists("foo", "hostname")
+            .obj(),
+            pod("p1.2", MID, "node1", SMALL),
+            pod("p1.3", HIGH, "node1", SMALL),
+            pod("p2", HIGH, "node2", SMALL),
+        ],
+        [{"node1": (["p1.1"], 0)}],
+        [3],
+    ),
+    DryRunCase(
+        "preemption to resolve pod topology spread filter failure",
+        [PTS],
+        ["node-a/zone1", "node-b/zone1", "node-x/zone2"],
+        [
+            make_pod()
+            .name("p")
+            .uid("p")
+            .label("foo", "")
+            .priority(HIGH)
+            .spread_constraint(
+                1, "zone", "DoNotSchedule", label_selector(expressions=[("foo", "Exists", [])])
+            )
+            .spread_constraint(
+                1, "hostname", "DoNotSchedule", label_selector(expressions=[("foo", "Exists", [])])
+            )
+            .obj()
+        ],
+        [
+            pod("pod-a1", MID, "node-a", labels=FOO),
+            pod("pod-a2", LOW, "node-a", labels=FOO),
+            pod("pod-b1", LOW, "node-b", labels=FOO),
+            pod("pod-x1", HIGH, "node-x", labels=FOO),
+            pod("pod-x2", HIGH, "node-x", labels=FOO),
+        ],
+        [{"node-a": (["pod-a2"], 0), "node-b": (["pod-b1"], 0)}],
+        [5],
+    ),
+    DryRunCase(
+        "get Unschedulable in the preemption phase when the filter plugins filtering the nodes",
+        [FIT],
+        ["node1", "node2"],
+        [pod("p", HIGH, req=LARGE)],
+        _two_mid_large(),
+        [{}],
+        [2],
+        fake_filter_code=U,
+    ),
+    DryRunCase(
+        "preemption with violation of same pdb",
+        [FIT],
+        ["node1"],
+        [pod("p", HIGH, req=VERY_LARGE)],
+        _pdb_pods("p1.1", "p1.2"),
+        [{"node1": (["p1.1", "p1.2"], 1)}],
+        [3],
+        pdbs=[pdb(APP_FOO, 1)],
+    ),
+    DryRunCase(
+        "preemption with violation of the pdb with pod whose eviction was processed, the victim "
+        "doesn't belong to DisruptedPods",
+        [FIT],
+        ["node1"],
+        [pod("p", HIGH, req=VERY_LARGE)],
+        _pdb_pods("p1.1", "p1.2"),
+        [{"node1": (["p1.1", "p1.2"], 1)}],
+        [3],
+        pdbs=[pdb(APP_FOO, 1, disrupted=["p2"])],
+    ),
+    DryRunCase(
+        "preemption with violation of the pdb with pod whose eviction was processed, the victim "
+        "belongs to DisruptedPods",
+        [FIT],
+        ["node1"],
+        [pod("p", HIGH, req=VERY_LARGE)],
+        _pdb_pods("p1.1", "p1.2"),
+        [{"node1": (["p1.1", "p1.2"], 0)}],
+        [3],
+        pdbs=[pdb(APP_FOO, 1, disrupted=["p1.2"])],
+    ),
+    DryRunCase(
+        "preemption with violation of the pdb with pod whose eviction was processed, the victim "
+        "which belongs to DisruptedPods is treated as 'nonViolating'",
+        [FIT],
+        ["node1"],
+        [pod("p", HIGH, req=VERY_LARGE)],
+        _pdb_pods("p1.1", "p1.2", "p1.3"),
+        [{"node1": (["p1.1", "p1.2", "p1.3"], 1)}],
+        [4],
+        pdbs=[pdb(APP_FOO, 1, disrupted=["p1.3"])],
+    ),
+    DryRunCase(
+        "all nodes are possible candidates, but DefaultPreemptionArgs limits to 2",
+        [FIT],
+        FIVE_NODES,
+        [pod("p", HIGH, req=LARGE)],
+        _five([MID] * 5),
+        # offset 4: node5 (yes), node1 (yes)
+        [{"node1": (["p1"], 0), "node5": (["p5"], 0)}],
+        [4],
+        args=LIMIT_TO_2,
+        offsets=(4,),
+    ),
+    DryRunCase(
+        "some nodes are not possible candidates, DefaultPreemptionArgs limits to 2",
+        [FIT],
+        FIVE_NODES,
+        [pod("p", HIGH, req=LARGE)],
+        _five([MID, VERY_HIGH, MID, MID, VERY_HIGH]),
+        # offset 4: node5 (no), node1 (yes), node2 (no), node3 (yes)
+        [{"node1": (["p1"], 0), "node3": (["p3"], 0)}],
+        [4],
+        args=LIMIT_TO_2,
+        offsets=(4,),
+    ),
+    DryRunCase(
+        "preemption offset across multiple scheduling cycles and wrap around",
+        [FIT],
+        FIVE_NODES,
+        [pod("tp1", HIGH, req=LARGE), pod("tp2", HIGH, req=LARGE), pod("tp3", HIGH, req=LARGE)],
+        _five([MID] * 5),
+        [
+            {"node1": (["p1"], 0), "node5": (["p5"], 0)},  # offset 4
+            {"node2": (["p2"], 0), "node3": (["p3"], 0)},  # offset 1
+            {"node4": (["p4"], 0), "node5": (["p5"], 0)},  # offset 3
+        ],
+        [4, 4, 4],
+        args=LIMIT_TO_2,
+        offsets=(4, 1, 3),
+    ),
+    DryRunCase(
+        "preemption looks past numCandidates until a non-PDB violating node is found",
+        [FIT],
+        FIVE_NODES,
+        [pod("p", HIGH, req=LARGE)],
+        _five([MID] * 5, labelled=(1, 2, 5)),
+        # offset 4: node5 (yes, pdb), node1 (yes, pdb), node2 (no: list full), node3 (yes)
+        [{"node1": (["p1"], 1), "node3": (["p3"], 0), "node5": (["p5"], 1)}],
+        [8],
+        pdbs=[pdb(APP_FOO, 0)],
+        args=DefaultPreemptionArgs(
+            min_candidate_nodes_percentage=40, min_candidate_nodes_absolute=2
+        ),
+        offsets=(4,),
+    ),
+]
+
+
+def _candidates_by_node(candidates: Sequence[Candidate]) -> Expected:
+    return {
+        c.name: (sorted(p.name for p in c.victims.pods), c.victims.num_pdb_violations)
+        for c in candidates
+    }
+
+
+@pytest.mark.parametrize("case", DRY_RUN_CASES, ids=lambda c: c.name)
+def test_dry_run_preemption(case: DryRunCase) -> None:
+    nodes = [topology_node(name, VERY_LARGE) for name in case.node_names]
+    fake = FakeFilter({n.name: case.fake_filter_code for n in nodes})
+    plugins = [("FakeFilter", lambda a, h: fake, ("filter",)), *case.plugins]
+    handle = ClusterHandle(case.init_pods, nodes, [*case.test_pods, *case.pdbs])
+    framework, plugin = build(handle, plugins, case.args)
+    if case.offsets:
+        plugin.offset_rand = scripted(*case.offsets)
+    node_infos = sorted(handle.snapshot.list(), key=lambda n: n.name)
+
+    previous = 0
+    for cycle, preemptor in enumerate(case.test_pods):
+        state = pre_filtered(framework, preemptor)
+        offset, num_candidates = plugin.get_offset_and_num_candidates(len(node_infos))
+        got, _, _ = plugin.evaluator.dry_run_preemption(
+            state, preemptor, node_infos, case.pdbs, offset, num_candidates
+        )
+        assert fake.calls - previous == case.filter_calls[cycle], f"cycle {cycle}"
+        previous = fake.calls
+        assert _candidates_by_node(got) == case.expected[cycle], f"cycle {cycle}"
+
+
+def test_dry_run_preemption_puts_candidates_without_pdb_violation_first() -> None:
+    case = DRY_RUN_CASES[-1]
+    nodes = [topology_node(name, VERY_LARGE) for name in case.node_names]
+    handle = ClusterHandle(case.init_pods, nodes, [*case.test_pods, *case.pdbs])
+    framework, plugin = build(handle, [FIT], case.args)
+    preemptor = case.test_pods[0]
+    got, node_statuses, error = plugin.evaluator.dry_run_preemption(
+        pre_filtered(framework, preemptor), preemptor, handle.snapshot.list(), case.pdbs, 4, 2
+    )
+    assert [c.name for c in got] == ["node3", "node5", "node1"]
+    assert len(node_statuses) == 0 and error is None
+
+
+# ---------------------------------------------------------------------------------------------
+# TestSelectBestCandidate
+
+
+def _nodes_pods(rows: list[tuple[str, int, Resources, int]]) -> list[Pod]:
+    """(name, priority, requests, start second) rows; the node is the name's prefix."""
+    return [
+        started(pod(name, priority, "node" + name[1], req), second)
+        for name, priority, req, second in rows
+    ]
+
+
+SELECT_BEST_CASES: list[tuple[str, list[str], Pod, list[Pod], list[str]]] = [
+    (
+        "a pod that fits on both nodes when lower priority pods are preempted",
+        ["node1", "node2"],
+        pod("p", HIGH, req=LARGE),
+        _nodes_pods([("p1", MID, LARGE, 0), ("p2", MID, LARGE, 0)]),
+        ["node1", "node2"],
+    ),
+    (
+        "node with min highest priority pod is picked",
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", MID, MEDIUM, 0),
+                ("p1.2", MID, LARGE, 0),
+                ("p2.1", MID, MEDIUM, 0),
+                ("p2.2", LOW, MEDIUM, 0),
+                ("p3.1", LOW, MEDIUM, 0),
+                ("p3.2", LOW, MEDIUM, 0),
+            ]
+        ),
+        ["node3"],
+    ),
+    (
+        "when highest priorities are the same, minimum sum of priorities is picked",
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", MID, MEDIUM, 0),
+                ("p1.2", MID, LARGE, 0),
+                ("p2.1", MID, LARGE, 0),
+                ("p2.2", LOW, MEDIUM, 0),
+                ("p3.1", MID, MEDIUM, 0),
+                ("p3.2", MID, MEDIUM, 0),
+            ]
+        ),
+        ["node2"],
+    ),
+    (
+        "when highest priority and sum are the same, minimum number of pods is picked",
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", MID, SMALL, 0),
+                ("p1.2", NEG, SMALL, 0),
+                ("p1.3", MID, SMALL, 0),
+                ("p1.4", NEG, SMALL, 0),
+                ("p2.1", MID, LARGE, 0),
+                ("p2.2", NEG, MEDIUM, 0),
+                ("p3.1", MID, MEDIUM, 0),
+                ("p3.2", NEG, SMALL, 0),
+                ("p3.3", LOW, SMALL, 0),
+            ]
+        ),
+        ["node2"],
+    ),
+    (
+        "sum of adjusted priorities is considered",
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", MID, SMALL, 0),
+                ("p1.2", NEG, SMALL, 0),
+                ("p1.3", NEG, SMALL, 0),
+                ("p2.1", MID, LARGE, 0),
+                ("p2.2", NEG, MEDIUM, 0),
+                ("p3.1", MID, MEDIUM, 0),
+                ("p3.2", NEG, SMALL, 0),
+                ("p3.3", LOW, SMALL, 0),
+            ]
+        ),
+        ["node2"],
+    ),
+    (
+        "non-overlapping lowest high priority, sum priorities, and number of pods",
+        ["node1", "node2", "node3", "node4"],
+        pod("p", VERY_HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", MID, SMALL, 0),
+                ("p1.2", LOW, SMALL, 0),
+                ("p1.3", LOW, SMALL, 0),
+                ("p2.1", HIGH, LARGE, 0),
+                ("p3.1", MID, MEDIUM, 0),
+                ("p3.2", LOW, SMALL, 0),
+                ("p3.3", LOW, SMALL, 0),
+                ("p3.4", LOW, MEDIUM, 0),
+                ("p4.1", MID, MEDIUM, 0),
+                ("p4.2", MID, SMALL, 0),
+                ("p4.3", MID, SMALL, 0),
+                ("p4.4", NEG, SMALL, 0),
+            ]
+        ),
+        ["node1"],
+    ),
+    (
+        "same priority, same number of victims, different start time for each node's pod",
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", MID, MEDIUM, 2),
+                ("p1.2", MID, MEDIUM, 2),
+                ("p2.1", MID, MEDIUM, 3),
+                ("p2.2", MID, MEDIUM, 3),
+                ("p3.1", MID, MEDIUM, 1),
+                ("p3.2", MID, MEDIUM, 1),
+            ]
+        ),
+        ["node2"],
+    ),
+    (
+        "same priority, same number of victims, different start time for all pods",
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", MID, MEDIUM, 4),
+                ("p1.2", MID, MEDIUM, 2),
+                ("p2.1", MID, MEDIUM, 5),
+                ("p2.2", MID, MEDIUM, 1),
+                ("p3.1", MID, MEDIUM, 3),
+                ("p3.2", MID, MEDIUM, 6),
+            ]
+        ),
+        ["node3"],
+    ),
+    (
+        "different priority, same number of victims, different start time for all pods",
+        ["node1", "node2", "node3"],
+        pod("p", HIGH, req=VERY_LARGE),
+        _nodes_pods(
+            [
+                ("p1.1", LOW, MEDIUM, 4),
+                ("p1.2", MID, MEDIUM, 2),
+                ("p2.1", MID, MEDIUM, 6),
+                ("p2.2", LOW, MEDIUM, 1),
+                ("p3.1", LOW, MEDIUM, 3),
+                ("p3.2", MID, MEDIUM, 5),
+            ]
+        ),
+        ["node2"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "node_names", "preemptor", "pods", "expected"),
+    SELECT_BEST_CASES,
+    ids=[c[0] for c in SELECT_BEST_CASES],
+)
+def test_select_best_candidate(
+    name: str, node_names: list[str], preemptor: Pod, pods: list[Pod], expected: list[str]
+) -> None:
+    nodes = [node(n, VERY_LARGE) for n in node_names]
+    handle = ClusterHandle(pods, nodes, [preemptor])
+    framework, plugin = build(handle, [FIT])
+    plugin.offset_rand = random.Random(4).randrange
+    state = pre_filtered(framework, preemptor)
+    node_infos = handle.snapshot.list()
+    offset, num_candidates = plugin.get_offset_and_num_candidates(len(node_infos))
+    candidates, _, _ = plugin.evaluator.dry_run_preemption(
+        state, preemptor, node_infos, [], offset, num_candidates
+    )
+    selected, criterion = plugin.evaluator.select_candidate(candidates)
+    assert selected is not None and selected.name in expected
+    assert criterion
+
+
+# ---------------------------------------------------------------------------------------------
+# TestCustomSelection and TestCustomOrdering
+
+
+def _label_is(key: str, value: str) -> defaultpreemption.IsEligiblePodFunc:
+    return lambda node_info, victim, preemptor: victim.pod.labels.get(key) == value
+
+
+def _node_is(name: str) -> defaultpreemption.IsEligiblePodFunc:
+    return lambda node_info, victim, preemptor: node_info.name == name
+
+
+def _preemptor_at_least(priority: int) -> defaultpreemption.IsEligiblePodFunc:
+    return lambda node_info, victim, preemptor: preemptor.effective_priority >= priority
+
+
+def _victim_at_most(priority: int) -> defaultpreemption.IsEligiblePodFunc:
+    return lambda node_info, victim, preemptor: victim.pod.effective_priority <= priority
+
+
+def _labelled_victims() -> list[Pod]:
+    return [
+        started(pod("v1", MID, "node1", LARGE, {"preemptible": "no"}), 0),
+        started(pod("v2", MID, "node2", LARGE, {"preemptible": "yes"}), 0),
+        started(pod("v3", LOW, "node3", LARGE, {"preemptible": "yes"}), 0),
+        started(pod("v4", LOW, "node4", LARGE), 0),
+    ]
+
+
+def _node1_victims(v1_req: Resources) -> list[Pod]:
+    return [
+        started(pod("v1", HIGH, "node1", v1_req), 0),
+        started(pod("v2", MID, "node1", SMALL), 0),
+        started(pod("v3", LOW, "node1", SMALL), 0),
+        started(pod("v4", MID, "node2", LARGE), 0),
+        started(pod("v5", LOW, "node3", LARGE), 0),
+    ]
+
+
+def _three_victims() -> list[Pod]:
+    return [
+        started(pod("v1", HIGH, "node1", LARGE), 0),
+        started(pod("v2", MID, "node2", LARGE), 0),
+        started(pod("v3", LOW, "node3", LARGE), 0),
+    ]
+
+
+FOUR = ["node1", "node2", "node3", "node4"]
+THREE = ["node1", "node2", "node3"]
+
+CUSTOM_SELECTION_CASES = [
+    (
+        "filter for matching pod label: high priority",
+        _label_is("preemptible", "yes"),
+        FOUR,
+        pod("p1", HIGH, req=LARGE),
+        _labelled_victims(),
+        {"node2": ["v2"], "node3": ["v3"]},
+    ),
+    (
+        "filter for matching pod label: mid priority",
+        _label_is("preemptible", "yes"),
+        FOUR,
+        pod("p2", MID, req=LARGE),
+        _labelled_victims(),
+        {"node3": ["v3"]},
+    ),
+    (
+        "filter for matching pod label: low priority",
+        _label_is("preemptible", "yes"),
+        FOUR,
+        pod("p3", LOW, req=LARGE),
+        _labelled_victims(),
+        {},
+    ),
+    (
+        "filter for matching victim node: high priority",
+        _node_is("node1"),
+        THREE,
+        pod("p3", HIGH, req=LARGE),
+        _node1_victims(MEDIUM),
+        {"node1": ["v2", "v3"]},
+    ),
+    (
+        "filter for matching victim node: mid priority",
+        _node_is("node1"),
+        THREE,
+        pod("p3", MID, req=LARGE),
+        _node1_victims(SMALL),
+        {"node1": ["v3"]},
+    ),
+    (
+        "filter for matching victim node: low priority",
+        _node_is("node1"),
+        THREE,
+        pod("p3", LOW, req=LARGE),
+        _node1_victims(SMALL),
+        {},
+    ),
+    (
+        "only pods at or above specified priority can preempted: high priority",
+        _preemptor_at_least(HIGH),
+        THREE,
+        pod("p1", HIGH, req=LARGE),
+        _three_victims(),
+        {"node2": ["v2"], "node3": ["v3"]},
+    ),
+    (
+        "only pods at or above specified priority can preempted: mid priority",
+        _preemptor_at_least(HIGH),
+        THREE,
+        pod("p2", MID, req=LARGE),
+        _three_victims(),
+        {},
+    ),
+    (
+        "only pods at or below specified priority can be preempted: high priority",
+        _victim_at_most(MID),
+        THREE,
+        pod("p1", HIGH, req=LARGE),
+        _three_victims(),
+        {"node2": ["v2"], "node3": ["v3"]},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "eligible", "node_names", "preemptor", "pods", "expected"),
+    CUSTOM_SELECTION_CASES,
+    ids=[c[0] for c in CUSTOM_SELECTION_CASES],
+)
+def test_custom_selection(
+    name: str,
+    eligible: defaultpreemption.IsEligiblePodFunc,
+    node_names: list[str],
+    preemptor: Pod,
+    pods: list[Pod],
+    expected: dict[str, list[str]],
+) -> None:
+    handle = ClusterHandle(pods, [node(n, VERY_LARGE) for n in node_names], [preemptor])
+    framework, plugin = build(handle, [FIT])
+    plugin.is_eligible_pod = eligible
+    state = pre_filtered(framework, preemptor)
+    node_infos = handle.snapshot.list()
+    offset, num_candidates = plugin.get_offset_and_num_candidates(len(node_infos))
+    candidates, _, _ = plugin.evaluator.dry_run_preemption(
+        state, preemptor, node_infos, [], offset, num_candidates
+    )
+    assert len(candidates) == len(expected)
+    while candidates:
+        selected, _ = plugin.evaluator.select_candidate(candidates)
+        assert selected is not None and selected.name in expected
+        assert [p.name for p in selected.victims.pods] == expected[selected.name]
+        candidates = [c for c in candidates if c.name != selected.name]
+
+
+CUSTOM_ORDERING_CASES = [
+    (
+        "select newest pods",
+        lambda a, b: pod_start_time(a) < pod_start_time(b),
+        [
+            started(pod("v1", LOW, "node1", MEDIUM), 2),
+            started(pod("v2", LOW, "node1", MEDIUM), 0),
+            started(pod("v3", MID, "node1", MEDIUM), 1),
+        ],
+        ["v3", "v1"],
+    ),
+    (
+        "select alphabetically-last pods",
+        lambda a, b: a.name < b.name,
+        [
+            started(dataclasses.replace(pod("foo", LOW, "node1", MEDIUM), uid="v1"), 0),
+            started(dataclasses.replace(pod("bar", LOW, "node1", MEDIUM), uid="v2"), 0),
+            started(dataclasses.replace(pod("baz", MID, "node1", MEDIUM), uid="v3"), 0),
+        ],
+        ["baz", "foo"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "order", "pods", "expected"),
+    CUSTOM_ORDERING_CASES,
+    ids=[c[0] for c in CUSTOM_ORDERING_CASES],
+)
+def test_custom_ordering(
+    name: str, order: defaultpreemption.MoreImportantPodFunc, pods: list[Pod], expected: list[str]
+) -> None:
+    preemptor = pod("p2", HIGH, req=LARGE)
+    handle = ClusterHandle(pods, [node("node1", VERY_LARGE)], [preemptor])
+    framework, plugin = build(handle, [FIT])
+    plugin.more_important_pod = order
+    state = pre_filtered(framework, preemptor)
+    candidates, _, _ = plugin.evaluator.dry_run_preemption(
+        state, preemptor, handle.snapshot.list(), [], 0, 1
+    )
+    assert len(candidates) == 1
+    assert [p.name for p in candidates[0].victims.pods] == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# TestPodEligibleToPreemptOthers
+
+DISRUPTION_TARGET = PodCondition("DisruptionTarget", "True", "PreemptionByScheduler")
+
+ELIGIBLE_CASES = [
+    (
+        "Pod with nominated node",
+        dataclasses.replace(pod("p_with_nominated_node", HIGH), nominated_node_name="node1"),
+        [terminating(pod("p1", LOW, "node1"))],
+        ["node1"],
+        Status(UU, ("node(s) had untolerated taint(s)",)),
+        True,
+        "",
+    ),
+    ("Pod without nominated node", pod("p_without_nominated_node", HIGH), [], [], None, True, ""),
+    (
+        "Pod with 'PreemptNever' preemption policy",
+        dataclasses.replace(
+            pod("p_with_preempt_never_policy", HIGH), preemption_policy=PREEMPT_NEVER
+        ),
+        [],
+        [],
+        None,
+        False,
+        "not eligible due to preemptionPolicy=Never.",
+    ),
+    (
+        "preemption victim pod terminating, as indicated by the dedicated DisruptionTarget "
+        "condition",
+        dataclasses.replace(pod("p_with_nominated_node", HIGH), nominated_node_name="node1"),
+        [terminating(pod("p1", LOW, "node1"), DISRUPTION_TARGET)],
+        ["node1"],
+        None,
+        False,
+        "not eligible due to a terminating pod on the nominated node.",
+    ),
+    (
+        "non-victim Pods terminating",
+        dataclasses.replace(pod("p_with_nominated_node", HIGH), nominated_node_name="node1"),
+        [terminating(pod("p1", LOW, "node1"))],
+        ["node1"],
+        None,
+        True,
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "preemptor", "pods", "node_names", "nominated_status", "eligible", "message"),
+    ELIGIBLE_CASES,
+    ids=[c[0] for c in ELIGIBLE_CASES],
+)
+def test_pod_eligible_to_preempt_others(
+    name: str,
+    preemptor: Pod,
+    pods: list[Pod],
+    node_names: list[str],
+    nominated_status: Status | None,
+    eligible: bool,
+    message: str,
+) -> None:
+    handle = ClusterHandle(pods, [make_node().name(n).obj() for n in node_names], [preemptor])
+    _, plugin = build(handle, [])
+    assert plugin.pod_eligible_to_preempt_others(preemptor, nominated_status) == (
+        eligible,
+        message,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# TestPreempt
+
+
+def _spread_preemptor() -> Pod:
+    selector = label_selector(expressions=[("foo", "Exists", [])])
+    return (
+        make_pod()
+        .name("p")
+        .uid("p")
+        .label("foo", "")
+        .priority(HIGH)
+        .spread_constraint(1, "zone", "DoNotSchedule", selector)
+        .spread_constraint(1, "hostname", "DoNotSchedule", selector)
+        .obj()
+    )
+
+
+def _basic_pods() -> list[Pod]:
+    return [
+        pod("p1.1", LOW, "node1", SMALL),
+        pod("p1.2", LOW, "node1", SMALL),
+        pod("p2.1", HIGH, "node2", LARGE),
+        pod("p3.1", MID, "node3", MEDIUM),
+    ]
+
+
+PREEMPT_CASES = [
+    (
+        "basic preemption logic",
+        dataclasses.replace(
+            pod("p", HIGH, req=VERY_LARGE), preemption_policy=PREEMPT_LOWER_PRIORITY
+        ),
+        _basic_pods(),
+        ["node1", "node2", "node3"],
+        FIT,
+        "node1",
+        ["p1.1", "p1.2"],
+    ),
+    (
+        "preemption for topology spread constraints",
+        _spread_preemptor(),
+        [
+            pod("p-a1", HIGH, "node-a", labels=FOO),
+            pod("p-a2", HIGH, "node-a", labels=FOO),
+            pod("p-b1", LOW, "node-b", labels=FOO),
+            pod("p-x1", HIGH, "node-x", labels=FOO),
+            pod("p-x2", HIGH, "node-x", labels=FOO),
+        ],
+        ["node-a/zone1", "node-b/zone1", "node-x/zone2"],
+        PTS,
+        "node-b",
+        ["p-b1"],
+    ),
+    (
+        "no preempting in pod",
+        dataclasses.replace(pod("p", HIGH, req=VERY_LARGE), preemption_policy=PREEMPT_NEVER),
+        _basic_pods(),
+        ["node1", "node2", "node3"],
+        FIT,
+        None,
+        [],
+    ),
+    (
+        "PreemptionPolicy is nil",
+        pod("p", HIGH, req=VERY_LARGE),
+        _basic_pods(),
+        ["node1", "node2", "node3"],
+        FIT,
+        "node1",
+        ["p1.1", "p1.2"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "preemptor", "pods", "node_names", "plugin_spec", "want_node", "victims"),
+    PREEMPT_CASES,
+    ids=[c[0] for c in PREEMPT_CASES],
+)
+def test_preempt(
+    name: str,
+    preemptor: Pod,
+    pods: list[Pod],
+    node_names: list[str],
+    plugin_spec: tuple[str, PluginFactory, Sequence[str]],
+    want_node: str | None,
+    victims: list[str],
+) -> None:
+    nodes = [topology_node(n, VERY_LARGE) for n in node_names]
+    handle = ClusterHandle(pods, nodes, [preemptor])
+    patched: list[Pod] = []
+    handle.store.watch(lambda kind, old, new: patched.append(new) if new is not None else None)
+    framework, plugin = build(handle, [plugin_spec])
+    state = pre_filtered(framework, preemptor)
+    node_to_status = NodeToStatus({n.name: Status(U) for n in nodes})
+
+    result, status = plugin.evaluator.preempt(state, preemptor, node_to_status)
+
+    assert status is None or status.is_success() or status.is_rejected()
+    if want_node is None:
+        assert result is None
+    else:
+        assert result is not None and result.nominating_info == NominatingInfo(want_node, True)
+    assert sorted(handle.deleted) == sorted(victims)
+    # Every victim was marked DisruptionTarget before it was deleted.
+    assert sorted(p.name for p in patched) == sorted(victims)
+    for victim in patched:
+        assert victim.conditions[-1] == PodCondition(
+            "DisruptionTarget",
+            "True",
+            "PreemptionByScheduler",
+            "default-scheduler: preempting to accommodate a higher priority pod",
+        )
+    events = [(e.reason, e.object, e.message) for e in handle.store.events]
+    message = f"Preempted by pod p on node {want_node}"
+    assert sorted(events) == [("Preempted", f"default/{v}", message) for v in sorted(victims)]
+
+    # Called again, with the pod now nominated and nothing left to try, it preempts no more.
+    renominated = dataclasses.replace(preemptor, nominated_node_name=want_node or "")
+    handle.deleted.clear()
+    plugin.evaluator.preempt(state, renominated, NodeToStatus())
+    assert handle.deleted == []
+
+
+def test_no_preempting_in_pod_reports_why() -> None:
+    preemptor = dataclasses.replace(pod("p", HIGH, req=VERY_LARGE), preemption_policy=PREEMPT_NEVER)
+    handle = ClusterHandle(_basic_pods(), [node(n, VERY_LARGE) for n in THREE], [preemptor])
+    framework, plugin = build(handle, [FIT])
+    state = pre_filtered(framework, preemptor)
+    m = NodeToStatus({n: Status(U) for n in THREE})
+    assert plugin.evaluator.preempt(state, preemptor, m) == (
+        None,
+        Status(U, ("not eligible due to preemptionPolicy=Never.",)),
+    )
+    assert plugin.post_filter(state, preemptor, m) == (
+        None,
+        Status(U, ("preemption: not eligible due to preemptionPolicy=Never.",)),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Beyond upstream's tables
+
+
+def test_preemption_clears_lower_priority_nominations_on_the_node() -> None:
+    preemptor = pod("p", HIGH, req=VERY_LARGE)
+    lower = dataclasses.replace(pod("low", LOW), nominated_node_name="node1")
+    higher = dataclasses.replace(pod("higher", VERY_HIGH), nominated_node_name="node1")
+    elsewhere = dataclasses.replace(pod("elsewhere", LOW), nominated_node_name="node2")
+    handle = ClusterHandle(
+        _basic_pods(),
+        [node(n, VERY_LARGE) for n in THREE],
+        [preemptor],
+        nominated=[lower, higher, elsewhere],
+    )
+    framework, plugin = build(handle, [FIT])
+    state = pre_filtered(framework, preemptor)
+    result, _ = plugin.post_filter(state, preemptor, NodeToStatus({n: Status(U) for n in THREE}))
+    assert result is not None and result.nominating_info == NominatingInfo("node1", True)
+    nominations = {p.name: p.nominated_node_name for p in handle.store.pods()}
+    assert nominations["low"] == ""
+    assert nominations["higher"] == "node1"
+    assert nominations["elsewhere"] == "node2"
+
+
+def test_preemption_details_for_the_trace() -> None:
+    preemptor = pod("p", VERY_HIGH)
+    pods = [
+        pod("p1", HIGH, "node1", labels={VIOLATING_KEY: "non-violating"}),
+        pod("p2", LOW, "node1", labels={VIOLATING_KEY: "violating"}),
+        pod("p3", MID, "node2", labels={VIOLATING_KEY: "violating"}),
+    ]
+    pdbs = [pdb({VIOLATING_KEY: "violating"}, 0, "violating-pdb")]
+    handle = ClusterHandle(
+        pods, [node("node1", ONE_POD), node("node2", ONE_POD)], [preemptor, *pdbs]
+    )
+    framework, plugin = build(handle, [FIT])
+    plugin.offset_rand = scripted(0)
+    result, status = plugin.post_filter(
+        pre_filtered(framework, preemptor),
+        preemptor,
+        statuses({"node1": U, "node2": U}),
+    )
+    assert status is None
+    assert result is not None and result.details is not None
+    assert result.details.to_json() == {
+        "nominatedNode": "node2",
+        "victims": ["default/p3"],
+        "candidates": [
+            {"node": "node1", "victims": ["default/p1", "default/p2"], "numPDBViolations": 1},
+            {"node": "node2", "victims": ["default/p3"], "numPDBViolations": 1},
+        ],
+        "criterion": "lowest highest-priority victim",
+        "nodeStatuses": {},
+        "offset": 0,
+        "numCandidates": 2,
+        "events": [
+            {
+                "type": "Normal",
+                "reason": "Preempted",
+                "object": "default/p3",
+                "message": "Preempted by pod p on node node2",
+            }
+        ],
+    }
+
+
+def test_failed_preemption_details_list_each_node_reason() -> None:
+    preemptor = pod("p", HIGH, req=LARGE)
+    handle = ClusterHandle(
+        [pod("p1", HIGH, "node1"), pod("p2", LOW, "node2")],
+        [node("node1", ONE_POD), node("node2", NODE_RES)],
+        [preemptor],
+    )
+    framework, plugin = build(handle, [FIT])
+    result, _ = plugin.post_filter(
+        pre_filtered(framework, preemptor), preemptor, statuses({"node1": U, "node2": U})
+    )
+    assert result is not None and result.details is not None
+    assert result.nominating_info == NominatingInfo("", True)
+    assert result.details.to_json()["nodeStatuses"] == {
+        "node1": "No preemption victims found for incoming pod",
+        "node2": "Insufficient cpu",
+    }
+    assert result.details.to_json()["nominatedNode"] is None
+
+
+class _Waiting:
+    def __init__(self) -> None:
+        self.rejections: list[tuple[str, str]] = []
+
+    def reject(self, plugin: str, message: str) -> None:
+        self.rejections.append((plugin, message))
+
+
+def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
+    preemptor = pod("p", HIGH)
+    victim = pod("p1", LOW, "node1")
+    handle = ClusterHandle([victim], [node("node1", ONE_POD)], [preemptor])
+    framework, plugin = build(handle, [FIT])
+    waiting = _Waiting()
+    framework.get_waiting_pod = lambda key: waiting if key == victim.key else None  # type: ignore[method-assign,assignment,return-value]
+    result, _ = plugin.post_filter(
+        pre_filtered(framework, preemptor), preemptor, statuses({"node1": U})
+    )
+    assert result is not None and result.nominating_info == NominatingInfo("node1", True)
+    assert waiting.rejections == [("DefaultPreemption", "preempted")]
+    assert handle.deleted == []
+    assert [e.message for e in handle.store.events] == ["Preempted by pod p on node node1"]
+
+
+def test_a_terminating_victim_is_not_deleted_again() -> None:
+    preemptor = pod("p", HIGH)
+    victim = terminating(pod("p1", LOW, "node1"), DISRUPTION_TARGET)
+    handle = ClusterHandle([victim], [node("node1", ONE_POD)], [preemptor])
+    framework, plugin = build(handle, [FIT])
+    result, _ = plugin.post_filter(
+        pre_filtered(framework, preemptor), preemptor, statuses({"node1": U})
+    )
+    assert result is not None and result.details is not None
+    assert result.details.victims == ["default/p1"]
+    assert handle.deleted == [] and handle.store.events == []
+
+
+CALCULATE_CASES = [
+    ("no nodes", 0, 50, 10, 0),
+    ("absolute limit should be used", 100, 50, 55, 55),
+    ("percentage limit should be used", 100, 50, 10, 50),
+    ("limit should not exceed numNodes", 100, 50, 200, 100),
+    ("defaults: 10% of 5000 nodes", 5000, 10, 100, 500),
+    ("defaults: at least 100", 300, 10, 100, 100),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "num_nodes", "percentage", "absolute", "want"),
+    CALCULATE_CASES,
+    ids=[c[0] for c in CALCULATE_CASES],
+)
+def test_calculate_num_candidates(
+    name: str, num_nodes: int, percentage: int, absolute: int, want: int
+) -> None:
+    args = DefaultPreemptionArgs(
+        min_candidate_nodes_percentage=percentage, min_candidate_nodes_absolute=absolute
+    )
+    plugin = DefaultPreemption(args, empty_framework(), random.Random(0))
+    assert plugin.calculate_num_candidates(num_nodes) == want
+
+
+def test_offset_is_drawn_below_the_number_of_nodes_and_replays_with_the_seed() -> None:
+    first = DefaultPreemption(DefaultPreemptionArgs(), empty_framework(), random.Random(7))
+    second = DefaultPreemption(DefaultPreemptionArgs(), empty_framework(), random.Random(7))
+    draws = [first.get_offset_and_num_candidates(5) for _ in range(20)]
+    assert draws == [second.get_offset_and_num_candidates(5) for _ in range(20)]
+    assert all(0 <= offset < 5 and count == 5 for offset, count in draws)
+
+
+def test_plugin_extension_points_and_events() -> None:
+    plugin = defaultpreemption.new(None, empty_framework())
+    assert plugin.name() == "DefaultPreemption"
+    assert isinstance(plugin, PostFilterPlugin)
+    assert isinstance(plugin, PreEnqueuePlugin)
+    assert isinstance(plugin, EnqueueExtensions)
+    assert plugin.pre_enqueue(pod("p")) is None
+    (registered,) = plugin.events_to_register()
+    assert registered.event == ClusterEvent(EventResource.Pod, ActionType.Delete)
+    assert registered.queueing_hint_fn is not None
+    assert registered.queueing_hint_fn(pod("p"), pod("x"), None) == QueueingHint.QueueSkip
+
+
+def test_new_refuses_invalid_args() -> None:
+    with pytest.raises(ConfigError):
+        defaultpreemption.new(
+            DefaultPreemptionArgs(min_candidate_nodes_percentage=0, min_candidate_nodes_absolute=0),
+            empty_framework(),
+        )
+    with pytest.raises(TypeError):
+        defaultpreemption.new(object(), empty_framework())
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole loop
+
+
+def test_a_scheduler_preempts_then_binds_on_the_nominated_node() -> None:
+    profile = KubeSchedulerProfile(
+        scheduler_name="default-scheduler",
+        plugins=Plugins(
+            multi_point=PluginSet(
+                [
+                    Plugin(PRIORITY_SORT),
+                    Plugin(NODE_RESOURCES_FIT),
+                    Plugin(DEFAULT_PREEMPTION),
+                    Plugin(DEFAULT_BINDER),
+                ]
+            )
+        ),
+    )
+    registry = Registry(
+        {
+            PRIORITY_SORT: prioritysort.new,
+            NODE_RESOURCES_FIT: fit.new,
+            DEFAULT_PREEMPTION: defaultpreemption.new,
+            DEFAULT_BINDER: defaultbinder.new,
+        }
+    )
+    clock = VirtualClock()
+    store = ClusterStore(
+        [
+            node("node1", {"cpu": "1", "memory": "1Gi"}),
+            pod("low0", LOW, "node1", {"cpu": "400m"}),
+            pod("low1", LOW, "node1", {"cpu": "400m"}),
+            pod("high", HIGH, req={"cpu": "500m"}),
+        ],
+        now=clock.now,
+    )
+    scheduler = Scheduler(
+        KubeSchedulerConfiguration(profiles=[profile]), registry, store, clock, seed=1
+    )
+
+    scheduler.run_until_idle(clock.set, max_cycles=10)
+
+    assert {p.name: p.node_name for p in store.pods()} == {"low0": "node1", "high": "node1"}
+    assert [(e.reason, e.object, e.message) for e in store.events] == [
+        ("Preempted", "default/low1", "Preempted by pod high on node node1"),
+        ("FailedScheduling", "default/high", "0/1 nodes are available: 1 Insufficient cpu."),
+        ("Scheduled", "default/high", "Successfully assigned default/high to node1"),
+    ]

@@ -1,0 +1,304 @@
+"""The scheduler in virtual time: the loop, the queue's flushes, Permit timeouts, the nominator
+around assume, the in-memory API's compare-and-set bind, and the queueing hint map.
+
+Mirrors behaviour pinned by upstream's pkg/scheduler/scheduler_test.go (buildQueueingHintMap),
+schedule_one.go (assume drops the nomination; Permit's timeout message) and the API server's
+pods/binding subresource (409 Conflict on a second bind).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from schedviz.kube.objects import Node, Pod
+from schedviz.scheduler.apis.config.v1 import decode_configuration
+from schedviz.scheduler.clock import VirtualClock
+from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.interface import Code, NominatingInfo, Status
+from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
+from schedviz.scheduler.framework.runtime.registry import PluginFactory, Registry
+from schedviz.scheduler.framework.types import (
+    EVENT_NODE_ADD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    NodeInfo,
+    PodInfo,
+)
+from schedviz.scheduler.scheduler import Scheduler, build_queueing_hint_map
+from schedviz.scheduler.store import ClusterStore
+from schedviz.scheduler.testing.wrappers import make_node, make_pod
+from schedviz.scheduler.trace import RESULT_ERROR, RESULT_SCHEDULED, RESULT_WAITING
+
+NODE_TAINT = ClusterEvent(EventResource.Node, ActionType.UpdateNodeTaint)
+
+
+@dataclasses.dataclass
+class FlakyFilter:
+    """Fails with an Error the first ``errors`` times it runs, then passes."""
+
+    errors: int = 1
+
+    def name(self) -> str:
+        return "FlakyFilter"
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.errors:
+            self.errors -= 1
+            return Status(Code.Error, error="flaky")
+        return None
+
+
+@dataclasses.dataclass
+class WaitingPermit:
+    timeout: float = 10.0
+
+    def name(self) -> str:
+        return "WaitingPermit"
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        return Status(Code.Wait), self.timeout
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(EVENT_NODE_ADD)]
+
+
+class NodeAddFilter:
+    """Rejects every node and waits for new ones."""
+
+    def name(self) -> str:
+        return "NodeAddFilter"
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return Status(Code.Unschedulable, ("no",))
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(EVENT_NODE_ADD)]
+
+
+def _fixed(plugin: object) -> PluginFactory:
+    return lambda args, handle: plugin
+
+
+def new_scheduler(
+    points: dict[str, Sequence[str]],
+    plugins: dict[str, object],
+    nodes: Sequence[Node],
+    pods: Sequence[Pod],
+) -> tuple[Scheduler, VirtualClock]:
+    registry = new_in_tree_registry().merge(
+        Registry({name: _fixed(plugin) for name, plugin in plugins.items()})
+    )
+    plugin_sets: dict[str, Any] = {
+        "multiPoint": {"disabled": [{"name": "*"}]},
+        "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+        "bind": {"enabled": [{"name": "DefaultBinder"}]},
+    }
+    for point, names in points.items():
+        plugin_sets[point] = {"enabled": [{"name": n} for n in names]}
+    config = decode_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler", "plugins": plugin_sets}],
+        },
+        known_plugins=set(registry),
+    )
+    clock = VirtualClock()
+    store = ClusterStore([*nodes, *pods], now=clock.now)
+    traces: list[Any] = []
+    sched = Scheduler(config, registry, store, clock, emit=traces.append)
+    sched.test_traces = traces  # type: ignore[attr-defined]
+    return sched, clock
+
+
+def node(name: str) -> Node:
+    return make_node().name(name).obj()
+
+
+def test_an_error_is_retried_when_its_backoff_ends_at_the_next_flush() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["FlakyFilter"]},
+        {"FlakyFilter": FlakyFilter()},
+        [node("n1")],
+        [make_pod().name("p").obj()],
+    )
+    cycles = sched.run_until_idle(clock.set)
+    traces = sched.test_traces  # type: ignore[attr-defined]
+    assert cycles == 2
+    assert [(t.result, t.time, t.attempt) for t in traces] == [
+        (RESULT_ERROR, 0.0, 1),
+        # podInitialBackoffSeconds 1, aligned to the backoffQ's 1 s ordering window
+        # (alignToWindow: truncate(0 + 1 s) + 1 s), so the pod leaves backoffQ at the 2 s flush.
+        (RESULT_SCHEDULED, 2.0, 2),
+    ]
+    assert sched.store.get("Pod", "default/p").node_name == "n1"
+    assert sched.queue.in_flight_pods() == []
+
+
+def test_an_unschedulable_pod_leaves_the_loop_idle_until_an_event() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [node("n1")],
+        [make_pod().name("p").obj()],
+    )
+    assert sched.run_until_idle(clock.set) == 1
+    assert clock.now() == 0.0
+    assert sched.next_wakeup() is None
+    assert [p.name for p in sched.queue.unschedulable_pod_list()] == ["p"]
+    # A new node is the event the plugin waits for: the pod is tried again.
+    sched.store.apply(node("n2"))
+    assert sched.run_until_idle(clock.set) == 1
+    assert [p.name for p in sched.queue.unschedulable_pod_list()] == ["p"]
+
+
+def test_a_pod_waiting_at_permit_times_out_at_the_plugin_deadline() -> None:
+    sched, clock = new_scheduler(
+        {"permit": ["WaitingPermit"]},
+        {"WaitingPermit": WaitingPermit(timeout=10.0)},
+        [node("n1")],
+        [make_pod().name("p").obj()],
+    )
+    sched.run_until_idle(clock.set)
+    traces = sched.test_traces  # type: ignore[attr-defined]
+    # The waiting cycle is emitted again with its outcome.
+    assert len(traces) == 2
+    assert traces[0] is traces[1]
+    assert traces[0].result == "Unschedulable"
+    assert clock.now() == 10.0
+    message = (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin "
+        "WaitingPermit."
+    )
+    assert traces[-1].message == message
+    pod = sched.store.get("Pod", "default/p")
+    assert pod.node_name == ""
+    assert [p.name for p in sched.queue.unschedulable_pod_list()] == ["p"]
+    # The assumed pod was forgotten: n1 is empty again.
+    sched.cache.update_snapshot(sched.snapshot)
+    assert sched.snapshot.get("n1").pods == []  # type: ignore[union-attr]
+
+
+def test_assuming_a_pod_drops_its_nomination() -> None:
+    pod = make_pod().name("p").nominated_node_name("n1").obj()
+    sched, _ = new_scheduler(
+        {"permit": ["WaitingPermit"]}, {"WaitingPermit": WaitingPermit()}, [node("n1")], [pod]
+    )
+    sched.queue.add_nominated_pod(PodInfo(pod), NominatingInfo("n1"))
+    assert [p.pod.name for p in sched.queue.nominated_pods_for_node("n1")] == ["p"]
+    trace = sched.schedule_one()
+    assert trace is not None
+    assert trace.result == RESULT_WAITING
+    # The pod is counted once, as assumed in the cache, not again as nominated.
+    assert sched.queue.nominated_pods_for_node("n1") == []
+
+
+def test_bind_is_a_compare_and_set() -> None:
+    store = ClusterStore([node("n1"), node("n2"), make_pod().name("p").obj()])
+    pod = store.get("Pod", "default/p")
+    assert store.bind(pod, "n1") is None
+    status = store.bind(pod, "n2")
+    assert status is not None
+    assert status.code == Code.Error
+    assert status.as_error() == (
+        'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1"'
+    )
+    assert store.get("Pod", "default/p").node_name == "n1"
+
+
+def test_binding_lost_to_another_binder_is_an_error_and_the_pod_is_not_requeued() -> None:
+    sched, clock = new_scheduler({}, {}, [node("n1"), node("n2")], [make_pod().name("p").obj()])
+    store = sched.store
+    real_bind = store.bind
+
+    def bound_elsewhere_first(pod: Pod, node_name: str) -> Status | None:
+        real_bind(pod, "n2")  # someone else wins the race
+        return real_bind(pod, node_name)
+
+    store.bind = bound_elsewhere_first  # type: ignore[method-assign]
+    sched.run_until_idle(clock.set)
+    traces = sched.test_traces  # type: ignore[attr-defined]
+    assert [t.result for t in traces] == [RESULT_ERROR]
+    assert store.get("Pod", "default/p").node_name == "n2"
+    # handleSchedulingFailure sees the pod assigned in the informer cache and drops it.
+    assert sched.queue.pending_pods()[0] == []
+    assert sched.queue.in_flight_pods() == []
+
+
+def test_a_plugin_waiting_for_new_nodes_also_hears_taint_changes() -> None:
+    sched, _ = new_scheduler(
+        {"filter": ["NodeAddFilter"]}, {"NodeAddFilter": NodeAddFilter()}, [node("n1")], []
+    )
+    hints = build_queueing_hint_map(sched.profiles["default-scheduler"])
+    assert [h.plugin_name for h in hints[EVENT_NODE_ADD]] == ["NodeAddFilter"]
+    assert [h.plugin_name for h in hints[NODE_TAINT]] == ["NodeAddFilter"]
+
+
+class FakeNodeSelector:
+    """Upstream's fakeNodeSelector: only the node named in its args fits."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self.node_name = args["nodeName"]
+
+    def name(self) -> str:
+        return "FakeNodeSelector"
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if node_info.name != self.node_name:
+            return Status(Code.UnschedulableAndUnresolvable)
+        return None
+
+
+def test_multiple_profiles_schedule_their_own_pods() -> None:
+    """TestSchedulerMultipleProfilesScheduling."""
+    registry = new_in_tree_registry().merge(
+        Registry({"FakeNodeSelector": lambda args, handle: FakeNodeSelector(args)})
+    )
+
+    def profile(name: str, node_name: str) -> dict[str, Any]:
+        return {
+            "schedulerName": name,
+            "plugins": {
+                "multiPoint": {"disabled": [{"name": "*"}]},
+                "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                "filter": {"enabled": [{"name": "FakeNodeSelector"}]},
+                "bind": {"enabled": [{"name": "DefaultBinder"}]},
+            },
+            "pluginConfig": [{"name": "FakeNodeSelector", "args": {"nodeName": node_name}}],
+        }
+
+    config = decode_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [profile("match-node2", "node2"), profile("match-node3", "node3")],
+        },
+        known_plugins=set(registry),
+    )
+    pods = [
+        make_pod().name("pod1").scheduler_name("match-node3").obj(),
+        make_pod().name("pod2").scheduler_name("match-node2").obj(),
+        make_pod().name("pod3").scheduler_name("match-node2").obj(),
+        make_pod().name("pod4").scheduler_name("match-node3").obj(),
+    ]
+    clock = VirtualClock()
+    store = ClusterStore([node("node1"), node("node2"), node("node3"), *pods], now=clock.now)
+    traces: list[Any] = []
+    sched = Scheduler(config, registry, store, clock, emit=traces.append)
+    assert sched.run_until_idle(clock.set) == 4
+    assert {p.name: p.node_name for p in store.pods()} == {
+        "pod1": "node3",
+        "pod2": "node2",
+        "pod3": "node2",
+        "pod4": "node3",
+    }
+    assert {t.pod: t.profile for t in traces} == {
+        "default/pod1": "match-node3",
+        "default/pod2": "match-node2",
+        "default/pod3": "match-node2",
+        "default/pod4": "match-node3",
+    }

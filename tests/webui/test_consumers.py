@@ -1,0 +1,188 @@
+"""The cluster websocket: who may connect, the fragments it pushes (and the JSON it forwards to
+API clients), what it refuses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser, User
+
+from schedviz.cluster import services
+from schedviz.cluster.models import Cluster
+from webui.consumers import group_name
+from webui.routing import websocket_urlpatterns
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _communicator(
+    cluster_id: int, user: object, query: str = "?format=json"
+) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns), f"/ws/clusters/{cluster_id}/{query}"
+    )
+    communicator.scope["user"] = user
+    return communicator
+
+
+async def test_it_forwards_group_messages_as_json_to_api_clients() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    communicator = _communicator(cluster.pk, AnonymousUser())
+    connected, _ = await communicator.connect()
+    assert connected
+    assert json.loads(await communicator.receive_from()) == {"type": "hello", "cluster": cluster.pk}
+    message = {"type": "cluster.cycles", "cycles": [{"cycle": 1, "pod": "default/a"}]}
+    await get_channel_layer().group_send(group_name(cluster.pk), message)
+    assert json.loads(await communicator.receive_from()) == message
+    await communicator.disconnect()
+
+
+async def test_it_refuses_someone_elses_cluster() -> None:
+    owner = await sync_to_async(User.objects.create_user)("owner")
+    other = await sync_to_async(User.objects.create_user)("other")
+    cluster = await sync_to_async(Cluster.objects.create)(name="c", owner=owner)
+    communicator = _communicator(cluster.pk, other)
+    connected, code = await communicator.connect()
+    assert not connected
+    assert code == 4403
+
+
+async def test_it_refuses_an_unknown_cluster() -> None:
+    connected, code = await _communicator(999_999, AnonymousUser()).connect()
+    assert not connected
+    assert code == 4403
+
+
+async def test_it_answers_client_messages_with_an_error_and_stays_open() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    communicator = _communicator(cluster.pk, AnonymousUser())
+    await communicator.connect()
+    await communicator.receive_from()
+    await communicator.send_to(text_data="{not json")
+    reply = json.loads(await communicator.receive_from())
+    assert reply["type"] == "error"
+    await communicator.send_to(bytes_data=b"\x00\x01")
+    assert json.loads(await communicator.receive_from())["type"] == "error"
+    await get_channel_layer().group_send(
+        group_name(cluster.pk), {"type": "cluster.status", "runner": "idle"}
+    )
+    assert json.loads(await communicator.receive_from())["runner"] == "idle"
+    await communicator.disconnect()
+
+
+async def _receive_until(communicator: WebsocketCommunicator, wanted: str) -> str:
+    """The next frame containing ``wanted`` (frames before it are dropped)."""
+    while True:
+        frame = await communicator.receive_from(timeout=3)
+        if wanted in frame:
+            return frame
+
+
+async def test_on_connect_it_sends_the_state_the_page_may_have_missed() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    await sync_to_async(services.cycles_create)(
+        cluster=cluster,
+        traces=[
+            {
+                "cycle": 1,
+                "pod": "default/a",
+                "result": "Scheduled",
+                "node": "n",
+                "message": "",
+                "time": 0.0,
+                "queue": {"activeQ": [{"pod": "default/b", "attempts": 0}]},
+            }
+        ],
+    )
+    communicator = _communicator(cluster.pk, AnonymousUser(), query="")
+    await communicator.connect()
+    first = await communicator.receive_from()
+    assert 'id="feed"' in first and 'data-cycle="1"' in first
+    assert 'id="queue"' in first and "default/b" in first
+    assert 'id="nodes"' in await _receive_until(communicator, 'id="nodes"')
+    await communicator.disconnect()
+
+
+async def test_it_pushes_the_dashboards_fragments_out_of_band() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    communicator = _communicator(cluster.pk, AnonymousUser(), query="")
+    connected, _ = await communicator.connect()
+    assert connected
+    await _receive_until(communicator, 'id="nodes"')
+    layer = get_channel_layer()
+    await layer.group_send(
+        group_name(cluster.pk),
+        {
+            "type": "cluster.cycles",
+            "cycles": [
+                {
+                    "cycle": 3,
+                    "pod": "default/<b>",
+                    "result": "Unschedulable",
+                    "node": None,
+                    "message": "0/0 nodes are available.",
+                    "attempt": 1,
+                    "time": 1.0,
+                }
+            ],
+        },
+    )
+    feed = await _receive_until(communicator, 'id="feed"')
+    assert 'hx-swap-oob="true"' in feed
+    assert f'href="/clusters/{cluster.pk}/cycles/3/"' in feed
+    assert "default/&lt;b&gt;" in feed and "<b>" not in feed
+    live = await _receive_until(communicator, 'id="nodes"')
+    assert 'id="pending"' in live
+    await layer.group_send(
+        group_name(cluster.pk),
+        {
+            "type": "cluster.queue",
+            "pending": 1,
+            "queue": {
+                "activeQ": [],
+                "unschedulablePods": [],
+                "backoffQ": [{"pod": "default/a", "attempts": 1, "backoffExpiration": 2.0}],
+            },
+        },
+    )
+    queue = await _receive_until(communicator, 'id="queue"')
+    assert "back in 1.0 s" in queue
+    await layer.group_send(group_name(cluster.pk), {"type": "cluster.status", "runner": "idle"})
+    status = await _receive_until(communicator, 'id="runner-status"')
+    assert "runner: idle" in status and 'id="controls"' in status
+    await communicator.disconnect()
+
+
+async def test_a_cycle_sent_again_replaces_its_feed_entry() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    communicator = _communicator(cluster.pk, AnonymousUser(), query="")
+    await communicator.connect()
+    await _receive_until(communicator, 'id="nodes"')
+    layer = get_channel_layer()
+    for result in ("Waiting", "Scheduled"):
+        await layer.group_send(
+            group_name(cluster.pk),
+            {
+                "type": "cluster.cycles",
+                "cycles": [
+                    {
+                        "cycle": 1,
+                        "pod": "default/a",
+                        "result": result,
+                        "node": "n",
+                        "message": "",
+                        "attempt": 1,
+                        "time": 0.0,
+                    }
+                ],
+            },
+        )
+    await _receive_until(communicator, "Waiting")
+    feed = await _receive_until(communicator, 'id="feed"')
+    assert feed.count('data-cycle="1"') == 1 and "Scheduled" in feed
+    await communicator.disconnect()

@@ -1,0 +1,239 @@
+"""Distributed mode: real Celery workers over Redis, PostgreSQL, runners as tasks.
+
+Run with REDIS_URL=redis://127.0.0.1:6379/15 and DATABASE_URL=postgres://...; skipped without
+them. Each test starts `celery worker --pool=solo` subprocesses on the test database.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import connection
+from runner_fixtures import manifests, wait_until
+
+from schedviz.cluster import services
+from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
+from worker import tasks
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = [
+    pytest.mark.distributed,
+    pytest.mark.skipif(
+        not (os.environ.get("REDIS_URL") and os.environ.get("DATABASE_URL")),
+        reason="distributed tests need REDIS_URL (e.g. redis://127.0.0.1:6379/15) and "
+        "DATABASE_URL (PostgreSQL) set",
+    ),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def _test_database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return (
+        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+        f"/{db['NAME']}"
+    )
+
+
+class Workers:
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> subprocess.Popen[bytes]:
+        env = {
+            **os.environ,
+            "DATABASE_URL": _test_database_url(),
+            "REDIS_URL": django_settings.REDIS_URL,
+            "SCHEDVIZ_RUNNER_IDLE_SECONDS": "1",
+            "SCHEDVIZ_START_RUNNERS": "false",
+        }
+        log = open(self.logs / f"worker-{len(self.processes)}.log", "wb")  # noqa: SIM115
+        process = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "celery"),
+                "-A",
+                "schedviz.celery",
+                "worker",
+                "--pool=solo",
+                "-c",
+                "1",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=INFO",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes.append(process)
+        return process
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def workers(tmp_path: Path, settings: Any) -> Iterator[Workers]:
+    import redis
+
+    redis.Redis.from_url(settings.REDIS_URL).flushdb()  # no task left from an earlier run
+    settings.SCHEDVIZ_START_RUNNERS = False
+    pool = Workers(tmp_path)
+    try:
+        yield pool
+    finally:
+        pool.stop_all()
+        for log in sorted(tmp_path.glob("worker-*.log")):
+            sys.stdout.write(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}\n")
+
+
+def bound_count(cluster: Cluster) -> int:
+    return Pod.objects.filter(cluster=cluster).exclude(node_name="").count()
+
+
+def test_a_committed_change_starts_a_runner_task_that_schedules_the_pods(
+    workers: Workers, settings: Any
+) -> None:
+    workers.start()
+    settings.SCHEDVIZ_START_RUNNERS = True
+    cluster = services.cluster_create(name="d", clock_mode=Cluster.ClockMode.VIRTUAL)
+    services.manifests_apply(cluster=cluster, text=manifests(3, 20))
+    wait_until(lambda: bound_count(cluster) == 20, timeout=60)
+    # Cycle rows follow the binds in batches.
+    wait_until(lambda: Cycle.objects.filter(cluster=cluster).count() == 20, timeout=30)
+    wait_until(lambda: Lease.objects.get(cluster=cluster).holder == "", timeout=30)
+
+
+def test_a_worker_killed_mid_run_is_resumed_by_the_next_and_binds_each_pod_once(
+    workers: Workers,
+) -> None:
+    pods = 800
+    cluster = services.cluster_create(name="k", clock_mode=Cluster.ClockMode.VIRTUAL)
+    services.manifests_apply(cluster=cluster, text=manifests(40, pods))
+    # A short lease, so the dead worker's lease expires soon.
+    Lease.objects.create(cluster=cluster, duration_seconds=2.0)
+    first = workers.start()
+    tasks.run_cluster.delay(cluster.pk)
+    wait_until(lambda: bound_count(cluster) >= 20, timeout=60)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    killed_at = bound_count(cluster)
+    assert killed_at < pods, "the run ended before the worker was killed"
+    assert Lease.objects.get(cluster=cluster).holder != ""  # a dead holder keeps it
+    workers.start()  # resumes orphaned clusters once their leases have expired
+    wait_until(lambda: bound_count(cluster) == pods, timeout=120)
+    binds: dict[str, int] = {}
+    for name, manifest in Change.objects.filter(
+        cluster=cluster, kind="Pod", type=Change.Type.MODIFIED
+    ).values_list("name", "manifest"):
+        if manifest.get("spec", {}).get("nodeName"):
+            binds[name] = binds.get(name, 0) + 1
+    assert len(binds) == pods
+    assert set(binds.values()) == {1}
+    numbers = list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True))
+    assert len(numbers) == len(set(numbers))
+
+
+def test_two_workers_asked_to_run_one_cluster_at_once_let_exactly_one_schedule(
+    workers: Workers,
+) -> None:
+    pods = 300
+    cluster = services.cluster_create(name="two", clock_mode=Cluster.ClockMode.VIRTUAL)
+    services.manifests_apply(cluster=cluster, text=manifests(20, pods))
+    workers.start()
+    workers.start()
+    results = [tasks.run_cluster.delay(cluster.pk) for _ in range(2)]
+    outcomes = [result.get(timeout=120) for result in results]
+    assert sorted(outcome["acquired"] for outcome in outcomes) == [False, True]
+    (winner,) = [outcome for outcome in outcomes if outcome["acquired"]]
+    assert winner["cycles"] == pods
+    wait_until(lambda: Cycle.objects.filter(cluster=cluster).count() == pods, timeout=30)
+    # The change log, the pods and the traces agree: each pod bound once, where its trace says.
+    binds = {
+        name: manifest["spec"]["nodeName"]
+        for name, manifest in Change.objects.filter(
+            cluster=cluster, kind="Pod", type=Change.Type.MODIFIED
+        ).values_list("name", "manifest")
+        if manifest.get("spec", {}).get("nodeName")
+    }
+    placed = dict(Pod.objects.filter(cluster=cluster).values_list("name", "node_name"))
+    scheduled = dict(
+        Cycle.objects.filter(cluster=cluster, result="Scheduled").values_list("pod_name", "node")
+    )
+    assert len(binds) == pods
+    assert binds == placed == scheduled
+
+
+async def test_a_websocket_receives_the_cycle_of_a_pod_applied_through_the_api(
+    workers: Workers,
+) -> None:
+    import asyncio
+    import json
+
+    from asgiref.sync import sync_to_async
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+    from django.contrib.auth.models import AnonymousUser
+    from django.test import Client
+
+    from webui.routing import websocket_urlpatterns
+
+    workers.start()
+    cluster = await sync_to_async(services.cluster_create)(name="ws")
+    await sync_to_async(services.manifests_apply)(cluster=cluster, text=manifests(2, 0))
+    token = (await sync_to_async(services.api_token_create)(username="ws-user")).key
+    communicator = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns), f"/ws/clusters/{cluster.pk}/?format=json"
+    )
+    communicator.scope["user"] = AnonymousUser()
+    connected, _ = await communicator.connect()
+    assert connected
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: watched, namespace: default}\n"
+        "spec:\n  containers: [{name: c, image: nginx}]\n"
+    )
+    django_settings.SCHEDVIZ_START_RUNNERS = True
+    try:
+        response = await sync_to_async(Client().post)(
+            f"/api/clusters/{cluster.pk}/apply",
+            data=pod,
+            content_type="application/yaml",
+            HTTP_AUTHORIZATION=f"Token {token}",
+        )
+    finally:
+        django_settings.SCHEDVIZ_START_RUNNERS = False
+    assert response.status_code == 200
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        remaining = deadline - asyncio.get_running_loop().time()
+        assert remaining > 0, "no cycle message for the pod"
+        message = json.loads(await communicator.receive_from(timeout=remaining))
+        cycles = message.get("cycles", []) if message.get("type") == "cluster.cycles" else []
+        if any(cycle["pod"] == "default/watched" for cycle in cycles):
+            break
+    await communicator.disconnect()
+    # The thread sync_to_async ran in keeps its connection; the test database must drop it.
+    from django.db import connections
+
+    await sync_to_async(connections.close_all)()

@@ -1,0 +1,156 @@
+"""The publisher: batched cycle summaries, at most one queue message per interval."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+from schedviz.scheduler.trace import CycleTrace
+from worker.publish import (
+    CYCLES_PER_MESSAGE,
+    QUEUE_INTERVAL,
+    Publisher,
+    QueueState,
+    cycle_summary,
+)
+
+
+class RecordingLayer:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self.sent.append((group, message))
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def trace(number: int) -> CycleTrace:
+    return CycleTrace(
+        cycle=number,
+        pod=f"default/p{number}",
+        profile="default-scheduler",
+        attempt=1,
+        time=0.5,
+        wall_time=0.0,
+        selected_node="n1",
+        result="Scheduled",
+        message="ok",
+    )
+
+
+def publisher() -> tuple[Publisher, RecordingLayer, FakeClock]:
+    layer, clock = RecordingLayer(), FakeClock()
+    return Publisher(7, layer=layer, clock=clock), layer, clock
+
+
+def types(layer: RecordingLayer) -> list[str]:
+    return [message["type"] for _, message in layer.sent]
+
+
+def test_it_sends_to_the_clusters_group() -> None:
+    pub, layer, _ = publisher()
+    pub.status("running")
+    assert layer.sent == [("cluster-7", {"type": "cluster.status", "runner": "running"})]
+
+
+def test_a_summary_has_the_fields_a_live_list_shows() -> None:
+    assert cycle_summary(trace(3)) == {
+        "cycle": 3,
+        "pod": "default/p3",
+        "result": "Scheduled",
+        "node": "n1",
+        "message": "ok",
+        "attempt": 1,
+        "time": 0.5,
+    }
+
+
+def test_queue_states_offered_within_an_interval_become_one_message_with_the_latest() -> None:
+    pub, layer, clock = publisher()
+    computed: list[int] = []
+
+    def state(n: int) -> QueueState:
+        def make() -> tuple[dict[str, Any], int]:
+            computed.append(n)
+            return {"activeQ": [n]}, n
+
+        return make
+
+    for n in range(1, 101):  # 100 states offered over a little more than 3 intervals
+        pub.queue(state(n))
+        pub.flush()
+        clock.now += QUEUE_INTERVAL / 32
+    assert computed == [1, 33, 65, 97]
+    clock.now += QUEUE_INTERVAL
+    pub.flush()
+    assert computed == [1, 33, 65, 97, 100]
+    queue_messages = [m for _, m in layer.sent if m["type"] == "cluster.queue"]
+    assert [m["pending"] for m in queue_messages] == computed
+    assert queue_messages[-1] == {
+        "type": "cluster.queue",
+        "queue": {"activeQ": [100]},
+        "pending": 100,
+    }
+
+
+def test_only_the_latest_queue_state_is_ever_computed() -> None:
+    pub, layer, _ = publisher()
+    computed: list[str] = []
+    pub.queue(lambda: (computed.append("old"), ({}, 0))[1])
+    pub.queue(lambda: (computed.append("new"), ({}, 1))[1])
+    pub.flush()
+    assert computed == ["new"]
+    pub.flush()
+    assert types(layer) == ["cluster.queue"]
+
+
+def test_cycles_are_batched_per_interval() -> None:
+    pub, layer, clock = publisher()
+    for n in range(1, 31):
+        pub.cycle(cycle_summary(trace(n)))
+        pub.flush()
+        clock.now += 0.02
+    messages = [m for _, m in layer.sent]
+    assert all(m["type"] == "cluster.cycles" for m in messages)
+    assert len(messages) <= 3
+    sent = [c["cycle"] for m in messages for c in m["cycles"]]
+    pub.flush(force=True)
+    sent += [c["cycle"] for _, m in layer.sent[len(messages) :] for c in m["cycles"]]
+    assert sent == list(range(1, 31))
+
+
+def test_a_burst_keeps_the_latest_summaries_and_counts_the_rest() -> None:
+    pub, layer, _ = publisher()
+    for n in range(1, CYCLES_PER_MESSAGE + 51):
+        pub.cycle(cycle_summary(trace(n)))
+    pub.flush(force=True)
+    ((_, message),) = layer.sent
+    assert message["dropped"] == 50
+    assert [c["cycle"] for c in message["cycles"]] == list(range(51, CYCLES_PER_MESSAGE + 51))
+
+
+def test_with_the_servers_loop_it_hands_sends_to_that_loop() -> None:
+    layer = RecordingLayer()
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        Publisher(3, layer=layer, loop=loop).status("idle")
+        for _ in range(200):
+            if layer.sent:
+                break
+            time.sleep(0.01)
+        assert layer.sent == [("cluster-3", {"type": "cluster.status", "runner": "idle"})]
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()

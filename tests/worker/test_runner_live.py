@@ -1,0 +1,265 @@
+"""The runner on the live clock: pause, step, resume; the lease; a runner killed mid-run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from runner_fixtures import RunnerThread, file_database, manifests, wait_until
+
+from schedviz.cluster import services
+from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
+from schedviz.scheduler.framework.interface import Code
+from worker.db_store import DatabaseStore
+from worker.runner import (
+    STOP_HELD,
+    STOP_IDLE,
+    STOP_LEASE_LOST,
+    STOP_MAX_CYCLES,
+    lease_acquire,
+    run_cluster,
+)
+
+__all__ = ["file_database"]  # a fixture, used by name
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def live_cluster(nodes: int, pods: int, **fields: Any) -> Cluster:
+    cluster = services.cluster_create(name="live", speed=100.0, **fields)
+    services.manifests_apply(cluster=cluster, text=manifests(nodes, pods))
+    return cluster
+
+
+def bound(cluster: Cluster) -> dict[str, str]:
+    return dict(Pod.objects.filter(cluster=cluster).values_list("name", "node_name"))
+
+
+@pytest.fixture(autouse=True)
+def _settings(settings: Any) -> None:
+    settings.SCHEDVIZ_START_RUNNERS = False
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
+
+
+@pytest.fixture
+def threads(file_database: None) -> Iterator[list[RunnerThread]]:
+    started: list[RunnerThread] = []
+    yield started
+    for thread in started:
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+
+
+def start(threads: list[RunnerThread], cluster_id: int, **kwargs: Any) -> RunnerThread:
+    thread = RunnerThread(cluster_id, **kwargs)
+    threads.append(thread)
+    thread.start()
+    return thread
+
+
+def test_a_live_runner_binds_every_pod_and_keeps_the_scheduler_clock() -> None:
+    cluster = live_cluster(2, 5)
+    result = run_cluster(cluster.pk)
+    assert result.stopped == STOP_IDLE and result.cycles == 5
+    assert all(bound(cluster).values())
+    cluster.refresh_from_db()
+    assert cluster.scheduler_time > 0
+    times = list(Cycle.objects.filter(cluster=cluster).values_list("scheduler_time", flat=True))
+    assert times == sorted(times)
+
+
+def test_paused_it_runs_only_the_steps_asked_for(settings: Any) -> None:
+    cluster = live_cluster(1, 4, run_state=Cluster.RunState.PAUSED)
+    Cluster.objects.filter(pk=cluster.pk).update(pending_steps=2)
+    result = run_cluster(cluster.pk)
+    assert result.cycles == 2
+    assert sorted(n for n in bound(cluster).values() if n) == ["node-0", "node-0"]
+    cluster.refresh_from_db()
+    assert cluster.pending_steps == 0
+
+
+def test_pause_step_and_resume_reach_a_running_runner(
+    settings: Any, threads: list[RunnerThread]
+) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 1
+    cluster = live_cluster(1, 5, run_state=Cluster.RunState.PAUSED)
+    start(threads, cluster.pk)
+    wait_until(lambda: Lease.objects.filter(cluster=cluster).exclude(holder="").exists())
+    time.sleep(0.3)
+    assert Cycle.objects.filter(cluster=cluster).count() == 0
+    services.cluster_step(cluster=cluster)
+    wait_until(lambda: Cycle.objects.filter(cluster=cluster).count() == 1)
+    services.cluster_step(cluster=cluster)
+    wait_until(lambda: Cycle.objects.filter(cluster=cluster).count() == 2)
+    time.sleep(0.3)
+    assert Cycle.objects.filter(cluster=cluster).count() == 2
+    services.cluster_set_run_state(cluster=cluster, run_state=Cluster.RunState.RUNNING)
+    wait_until(lambda: all(bound(cluster).values()))
+    threads[0].join(timeout=30)
+    assert threads[0].result is not None and threads[0].result.cycles == 5
+
+
+def test_a_second_runner_leaves_a_cluster_whose_lease_is_held(threads: list[RunnerThread]) -> None:
+    cluster = live_cluster(1, 2)
+    Lease.objects.create(cluster=cluster, holder="someone-else", renewed_at=timezone.now())
+    result = run_cluster(cluster.pk)
+    assert result.stopped == STOP_HELD and not result.acquired and result.cycles == 0
+    assert not any(bound(cluster).values())
+    assert Lease.objects.get(cluster=cluster).holder == "someone-else"
+
+
+def test_an_expired_lease_is_taken_over() -> None:
+    cluster = live_cluster(1, 2)
+    Lease.objects.create(
+        cluster=cluster, holder="dead-worker", renewed_at=timezone.now() - timedelta(minutes=1)
+    )
+    result = run_cluster(cluster.pk, holder="me")
+    assert result.acquired and result.cycles == 2
+    assert all(bound(cluster).values())
+    assert Lease.objects.get(cluster=cluster).holder == ""
+
+
+def test_of_two_runners_racing_for_a_lease_one_wins() -> None:
+    cluster = live_cluster(0, 0)
+    assert lease_acquire(cluster_id=cluster.pk, holder="a")
+    assert not lease_acquire(cluster_id=cluster.pk, holder="b")
+    assert lease_acquire(cluster_id=cluster.pk, holder="a")  # renewal by its holder
+
+
+def test_while_one_runner_runs_another_exits_at_once(
+    settings: Any, threads: list[RunnerThread]
+) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 1
+    cluster = live_cluster(1, 1)
+    first = start(threads, cluster.pk)
+    wait_until(lambda: all(bound(cluster).values()))
+    second = run_cluster(cluster.pk)
+    assert second.stopped == STOP_HELD
+    first.join(timeout=30)
+    assert first.result is not None and first.result.stopped == STOP_IDLE
+
+
+def test_a_runner_whose_lease_is_taken_stops(settings: Any, threads: list[RunnerThread]) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 30
+    cluster = live_cluster(1, 1)
+    first = start(threads, cluster.pk)
+    wait_until(lambda: all(bound(cluster).values()))
+    Lease.objects.filter(cluster=cluster).update(holder="usurper", renewed_at=timezone.now())
+    first.join(timeout=10)
+    assert first.result is not None and first.result.stopped == STOP_LEASE_LOST
+    assert Lease.objects.get(cluster=cluster).holder == "usurper"
+
+
+def test_a_runner_killed_between_assume_and_bind_loses_no_pod(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
+    real_bind = DatabaseStore.bind
+    calls = {"n": 0}
+
+    def dying_bind(self: DatabaseStore, pod: Any, node_name: str) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise SystemExit("killed")  # the third pod is assumed, never bound
+        return real_bind(self, pod, node_name)
+
+    monkeypatch.setattr(DatabaseStore, "bind", dying_bind)
+    with pytest.raises(SystemExit):
+        run_cluster(cluster.pk, holder="doomed")
+    assert sum(1 for node in bound(cluster).values() if node) == 2
+    # A killed process does not give its lease up: it expires.
+    Lease.objects.filter(cluster=cluster).update(
+        holder="doomed", renewed_at=timezone.now() - timedelta(minutes=1)
+    )
+    monkeypatch.setattr(DatabaseStore, "bind", real_bind)
+    result = run_cluster(cluster.pk)
+    assert result.acquired and result.cycles == 4
+    assert all(bound(cluster).values())
+    binds = Change.objects.filter(cluster=cluster, kind="Pod", type=Change.Type.MODIFIED)
+    bound_names = [c.name for c in binds if c.manifest.get("spec", {}).get("nodeName")]
+    assert sorted(bound_names) == sorted(f"pod-{i}" for i in range(6))
+
+
+def test_max_cycles_stops_a_run_and_the_next_one_goes_on() -> None:
+    cluster = live_cluster(1, 4, clock_mode=Cluster.ClockMode.VIRTUAL)
+    first = run_cluster(cluster.pk, max_cycles=1)
+    assert first.stopped == STOP_MAX_CYCLES and first.cycles == 1
+    second = run_cluster(cluster.pk)
+    assert second.cycles == 3
+    assert list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True)) == [
+        1,
+        2,
+        3,
+        4,
+    ]
+
+
+def test_a_bind_that_loses_the_compare_and_set_is_an_error_status() -> None:
+    cluster = live_cluster(2, 1)
+    one, two = DatabaseStore(cluster), DatabaseStore(cluster)
+    one.list_cluster()
+    two.list_cluster()
+    pod = one.get("Pod", "default/pod-0")
+    assert one.bind(pod, "node-0") is None
+    status = two.bind(pod, "node-1")
+    assert status is not None and status.code == Code.Error
+    assert status.reasons == (
+        'Operation cannot be fulfilled on pods/binding "pod-0": pod pod-0 is already assigned '
+        'to node "node-0"',
+    )
+    assert bound(cluster) == {"pod-0": "node-0"}
+
+
+def test_a_running_runner_picks_up_a_new_scheduler_configuration(
+    settings: Any, threads: list[RunnerThread]
+) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 2
+    cluster = live_cluster(1, 0)
+    pod = """
+apiVersion: v1
+kind: Pod
+metadata: {name: waits}
+spec: {schedulerName: second-scheduler, containers: [{name: c, image: busybox}]}
+"""
+    services.manifests_apply(cluster=cluster, text=pod)
+    start(threads, cluster.pk)
+    wait_until(lambda: Lease.objects.filter(cluster=cluster).exclude(holder="").exists())
+    time.sleep(0.3)
+    assert bound(cluster) == {"waits": ""}
+    config = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles: [{schedulerName: default-scheduler}, {schedulerName: second-scheduler}]
+"""
+    services.manifests_apply(cluster=cluster, text=config)
+    wait_until(lambda: bound(cluster) == {"waits": "node-0"})
+
+
+def test_a_node_added_while_it_runs_lets_a_pending_pod_through_after_its_backoff(
+    settings: Any, threads: list[RunnerThread]
+) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 2
+    cluster = live_cluster(0, 0)
+    small_node_big_pod = """
+apiVersion: v1
+kind: Node
+metadata: {name: small}
+status: {allocatable: {cpu: "1", pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: "2"}}}]}
+"""
+    services.manifests_apply(cluster=cluster, text=small_node_big_pod)
+    start(threads, cluster.pk)
+    wait_until(lambda: Cycle.objects.filter(cluster=cluster).exists())
+    services.manifests_apply(cluster=cluster, text=manifests(1, 0))
+    wait_until(lambda: bound(cluster) == {"big": "node-0"})
+    wait_until(lambda: Cycle.objects.filter(cluster=cluster).count() == 2)
+    results = list(Cycle.objects.filter(cluster=cluster).values_list("result", "attempt"))
+    assert results == [("Unschedulable", 1), ("Scheduled", 2)]

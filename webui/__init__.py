@@ -1,0 +1,1 @@
+"""The browser UI: server-rendered pages with htmx, live over Channels."""

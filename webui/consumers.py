@@ -1,0 +1,214 @@
+"""Live updates of a cluster over a websocket.
+
+Mirrors the django/channels tutorial shape: one consumer, one group per cluster
+(``cluster-<id>``). The runner publishes to the group (worker/publish.py). The dashboard connects
+with htmx's ws extension: every group message becomes ``hx-swap-oob`` fragments rendered from
+the same partials the dashboard page renders (webui/templates/webui/dashboard/page.html):
+
+- ``cluster.cycles``: the cycle feed (kept here, newest first), then the node cards and the
+  pending pods, re-read from the database at most every ``REFRESH_INTERVAL`` seconds (less
+  often when a read takes long);
+- ``cluster.queue``: the scheduling queue, from the message alone; then the same refresh;
+- ``cluster.status``: the runner's status, and the controls (the run state may have been
+  changed in another browser).
+
+API clients connect with ``?format=json`` and get each message as a JSON text frame instead.
+Who may watch is decided by the same owner check as the pages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.template.loader import render_to_string
+
+from schedviz.cluster.models import Cluster
+from webui import presenters
+
+DASHBOARD = "webui/dashboard/page.html"
+# The node cards and pending pods are re-read at most this often (seconds) per browser, and
+# never more than a third of the time: a big page that takes long to render is re-read less often.
+REFRESH_INTERVAL = 0.5
+REFRESH_DUTY = 3
+
+
+def group_name(cluster_id: int) -> str:
+    return f"cluster-{cluster_id}"
+
+
+@database_sync_to_async
+def _may_watch(user: Any, cluster_id: int) -> bool:
+    cluster = Cluster.objects.filter(pk=cluster_id).only("owner_id").first()
+    if cluster is None:
+        return False
+    if cluster.owner_id is None:
+        return True
+    return bool(user is not None and user.is_authenticated and user.pk == cluster.owner_id)
+
+
+@database_sync_to_async
+def _initial_state(
+    cluster_id: int,
+) -> tuple[list[dict[str, Any]], dict[str, list[str]], float, dict[str, Any]]:
+    """The feed, the plugins' requeue events, the scheduler time and the queue as the page
+    shows them before the runner says more."""
+    cluster = Cluster.objects.get(pk=cluster_id)
+    queue, now, as_of = presenters.latest_queue(cluster=cluster)
+    events = presenters.requeue_events(cluster=cluster)
+    queue_view = presenters.queue_view(
+        cluster_id=cluster_id, queue=queue, pending=None, now=now, events=events, as_of=as_of
+    )
+    return presenters.recent_cycles(cluster=cluster), events, now, queue_view
+
+
+@database_sync_to_async
+def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> str:
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return ""
+    context = presenters.live_context(cluster=cluster, page=page, colour_by=colour_by, oob=True)
+    return render_to_string(f"{DASHBOARD}#nodes", context) + render_to_string(
+        f"{DASHBOARD}#pending", context
+    )
+
+
+@database_sync_to_async
+def _render_controls(cluster_id: int, *, only_paused: bool = False) -> str:
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None or (only_paused and cluster.run_state != Cluster.RunState.PAUSED):
+        return ""
+    # No request here, so no CSRF field: htmx sends the page's token in a header.
+    return render_to_string(f"{DASHBOARD}#controls", {"cluster": cluster, "oob": True})
+
+
+class ClusterConsumer(AsyncWebsocketConsumer):
+    cluster_id: int
+    group: str
+    as_json: bool
+    page: str | None
+    colour_by: str | None
+    feed: deque[dict[str, Any]]
+    requeue_events: dict[str, list[str]]
+    scheduler_time: float
+    _refresh: asyncio.Task[None] | None
+    _refreshed_at: float
+    _refresh_interval: float
+
+    async def connect(self) -> None:
+        self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
+        if not await _may_watch(self.scope.get("user"), self.cluster_id):
+            await self.close(code=4403)
+            return
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        self.as_json = query.get("format") == ["json"]
+        self.page = (query.get("page") or [None])[0]
+        self.colour_by = (query.get("colour") or [None])[0]
+        self._refresh, self._refreshed_at = None, float("-inf")
+        self._refresh_interval = REFRESH_INTERVAL
+        self.group = group_name(self.cluster_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        if self.as_json:
+            await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
+            return
+        # What happened between the page's render and this connection was published to nobody:
+        # read the state now (after joining the group, so nothing falls in between) and send it.
+        feed, self.requeue_events, self.scheduler_time, queue = await _initial_state(
+            self.cluster_id
+        )
+        self.feed = deque(feed, maxlen=presenters.FEED_LENGTH)
+        await self.send(
+            text_data=render_to_string(f"{DASHBOARD}#feed", {"feed": self.feed, "oob": True})
+            + render_to_string(f"{DASHBOARD}#queue", {"queue": queue, "oob": True})
+        )
+        self._refresh_soon()
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "_refresh", None) is not None:
+            self._refresh.cancel()  # type: ignore[union-attr]
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Clients only listen; anything they send is answered with an error, never acted on."""
+        await self.send(
+            text_data=json.dumps({"type": "error", "error": "this socket only sends updates"})
+        )
+
+    # ------------------------------------------------------------------ group messages
+
+    async def cluster_cycles(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            await self._forward(event)
+            return
+        for summary in event.get("cycles") or []:
+            # A cycle held at Permit comes again with its outcome: it replaces its first entry.
+            held = [e for e in self.feed if e["cycle"] == summary["cycle"]]
+            for entry in held:
+                self.feed.remove(entry)
+            self.feed.appendleft(presenters.feed_entry(self.cluster_id, summary))
+            self.scheduler_time = max(self.scheduler_time, float(summary.get("time") or 0.0))
+        # While paused a cycle is a step the runner took: the controls' "N steps asked" follows.
+        await self.send(
+            text_data=render_to_string(f"{DASHBOARD}#feed", {"feed": self.feed, "oob": True})
+            + await _render_controls(self.cluster_id, only_paused=True)
+        )
+        self._refresh_soon()
+
+    async def cluster_queue(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            await self._forward(event)
+            return
+        queue = presenters.queue_view(
+            cluster_id=self.cluster_id,
+            queue=event.get("queue"),
+            pending=event.get("pending"),
+            now=self.scheduler_time,
+            events=self.requeue_events,
+            as_of="live",
+        )
+        await self.send(
+            text_data=render_to_string(f"{DASHBOARD}#queue", {"queue": queue, "oob": True})
+        )
+        self._refresh_soon()
+
+    async def cluster_status(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            await self._forward(event)
+            return
+        # The run state may have changed in another browser: the controls follow.
+        await self.send(
+            text_data=render_to_string(f"{DASHBOARD}#status", {"runner": event, "oob": True})
+            + await _render_controls(self.cluster_id)
+        )
+        self._refresh_soon()
+
+    async def _forward(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(event, separators=(",", ":")))
+
+    # ------------------------------------------------------------------ node cards, pending pods
+
+    def _refresh_soon(self) -> None:
+        """Re-reads the node cards and pending pods once the interval since the last read has
+        passed; messages meanwhile share that one read, so the last state is always shown."""
+        if self._refresh is not None and not self._refresh.done():
+            return
+        delay = max(0.0, self._refreshed_at + self._refresh_interval - time.monotonic())
+        self._refresh = asyncio.create_task(self._refresh_after(delay))
+
+    async def _refresh_after(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        started = time.monotonic()
+        html = await _render_live(self.cluster_id, self.page, self.colour_by)
+        self._refreshed_at = time.monotonic()
+        took = self._refreshed_at - started
+        self._refresh_interval = max(REFRESH_INTERVAL, REFRESH_DUTY * took)
+        if html:
+            await self.send(text_data=html)

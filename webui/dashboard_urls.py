@@ -1,0 +1,32 @@
+"""Cluster list, dashboard, forms and controls."""
+
+from django.urls import path
+
+from webui import views
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("clusters/<int:cluster_id>/", views.dashboard, name="dashboard"),
+    path("clusters/<int:cluster_id>/delete/", views.cluster_delete, name="cluster_delete"),
+    path("clusters/<int:cluster_id>/reset/", views.cluster_reset, name="cluster_reset"),
+    path("clusters/<int:cluster_id>/control/<slug:action>/", views.control, name="control"),
+    path("clusters/<int:cluster_id>/pods/new/", views.pod_new, name="pod_new"),
+    path(
+        "clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>/delete/",
+        views.pod_delete,
+        name="pod_delete",
+    ),
+    path("clusters/<int:cluster_id>/nodes/new/", views.node_new, name="node_new"),
+    path("clusters/<int:cluster_id>/nodes/<str:name>/", views.node_detail, name="node"),
+    path(
+        "clusters/<int:cluster_id>/nodes/<str:name>/cordon/",
+        views.node_cordon,
+        name="node_cordon",
+    ),
+    path(
+        "clusters/<int:cluster_id>/nodes/<str:name>/delete/",
+        views.node_delete,
+        name="node_delete",
+    ),
+    path("clusters/<int:cluster_id>/apply/", views.manifests_apply, name="apply"),
+]

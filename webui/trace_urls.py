@@ -1,0 +1,15 @@
+"""Cycle trace viewer, pod detail, profiles."""
+
+from django.urls import path
+
+from webui import trace_views
+
+urlpatterns = [
+    path("clusters/<int:cluster_id>/cycles/<int:number>/", trace_views.cycle, name="cycle"),
+    path(
+        "clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>/",
+        trace_views.pod,
+        name="pod",
+    ),
+    path("clusters/<int:cluster_id>/profiles/", trace_views.profiles, name="profiles"),
+]

@@ -1,0 +1,1 @@
+"""Celery tasks: the per-cluster scheduler runner and batch experiments."""

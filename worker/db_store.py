@@ -1,0 +1,194 @@
+"""The informer cache of one cluster, fed by the database's change log.
+
+Upstream's scheduler lists the cluster through informers, then watches; its writes go to the API
+server and come back through the same watch. ``DatabaseStore`` does that over the database:
+``list_cluster`` loads every object row, ``follow`` reads the ``Change`` rows after the last one
+seen and applies each to the in-memory maps, so the watchers (the Scheduler's handlers) hear
+ADDED/MODIFIED/DELETED with the old and new objects. The scheduler's writes (bind, pod status,
+victims' deletion, PV/PVC binding) go to ``schedviz.cluster.services`` and are not applied here:
+they come back through ``follow``. Events are kept until the runner writes them in a batch.
+
+Change ids come from one sequence, but writers that do not lock the cluster (a bind) may commit
+out of id order; ``follow`` therefore looks back over the last ``LATE_COMMIT_SECONDS`` for rows
+that became visible after a later one, and applies any it missed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections import deque
+from typing import Any
+
+from schedviz.cluster import services
+from schedviz.cluster.models import KIND_MODELS, Change, Cluster, NamespacedResource
+from schedviz.kube.decode import decode_object
+from schedviz.kube.errors import DocumentError, InvalidObjectError
+from schedviz.kube.objects import KubeObject, Pod, PodCondition
+from schedviz.scheduler.framework.interface import Code, Status
+from schedviz.scheduler.store import (
+    ClusterStore,
+    Event,
+    NotFoundError,
+)
+
+logger = logging.getLogger(__name__)
+
+# How long a Change row may become visible after one with a higher id (a slow transaction).
+LATE_COMMIT_SECONDS = 2.0
+# How often to look for such rows.
+LATE_COMMIT_CHECK_SECONDS = 0.2
+
+
+def object_key(kind: str, namespace: str, name: str) -> str:
+    model = KIND_MODELS.get(kind)
+    if model is not None and issubclass(model, NamespacedResource):
+        return f"{namespace or 'default'}/{name}"
+    return name
+
+
+def _condition_dict(condition: PodCondition) -> dict[str, Any]:
+    """The condition as the manifest's status has it (empty reason and message left out)."""
+    return {name: value for name, value in dataclasses.asdict(condition).items() if value}
+
+
+class DatabaseStore(ClusterStore):
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.last_change_id = 0
+        # (kind, key) -> the id of the Change the cached object came from.
+        self._versions: dict[tuple[str, str], int] = {}
+        # Ids applied recently, and the low ends of the reads that found rows: a row committed
+        # late has an id above one of these, and below the highest seen.
+        self._applied_recently: set[int] = set()
+        self._reads: deque[tuple[float, int]] = deque()
+        self._next_late_check = 0.0
+
+    # ------------------------------------------------------------------ list and watch
+
+    def list_cluster(self) -> None:
+        """The informers' list: every object of the cluster, without notifying anyone."""
+        # The log position first: rows written after it are listed and also followed, and
+        # following skips a change the listed object already has.
+        last = Change.objects.filter(cluster=self.cluster).order_by("-id").first()
+        self.last_change_id = last.id if last is not None else 0
+        self._reads.append((time.monotonic(), self.last_change_id))
+        for kind, model in KIND_MODELS.items():
+            bucket = self._objects.setdefault(kind, {})
+            for row in model._default_manager.filter(cluster=self.cluster).order_by("id"):
+                obj = self._decode(row.manifest, kind)
+                if obj is not None:
+                    bucket[obj.key] = obj
+                    self._versions[(kind, obj.key)] = row.resource_version
+
+    def follow(self) -> int:
+        """Applies the Change rows written since the last call; returns how many."""
+        now = time.monotonic()
+        rows = list(
+            Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id).order_by("id")
+        )
+        if rows:
+            self._reads.append((now, self.last_change_id))
+            self.last_change_id = rows[-1].id
+        for row in rows:
+            self._apply_change(row)
+        applied = len(rows)
+        if now >= self._next_late_check:
+            self._next_late_check = now + LATE_COMMIT_CHECK_SECONDS
+            for row in self._late_rows(now):
+                self._apply_change(row)
+                applied += 1
+        return applied
+
+    def has_new_changes(self) -> bool:
+        return Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id).exists()
+
+    def _late_rows(self, now: float) -> list[Change]:
+        while self._reads and self._reads[0][0] < now - LATE_COMMIT_SECONDS:
+            self._reads.popleft()
+        if not self._reads:
+            self._applied_recently.clear()
+            return []
+        low = min(start for _, start in self._reads)
+        self._applied_recently = {i for i in self._applied_recently if i > low}
+        ids = Change.objects.filter(
+            cluster=self.cluster, id__gt=low, id__lte=self.last_change_id
+        ).values_list("id", flat=True)
+        missed = [i for i in ids if i not in self._applied_recently]
+        if not missed:
+            return []
+        logger.info("cluster %s: %d change(s) committed late", self.cluster.pk, len(missed))
+        return list(Change.objects.filter(id__in=missed).order_by("id"))
+
+    def _apply_change(self, row: Change) -> None:
+        self._applied_recently.add(row.id)
+        key = object_key(row.kind, row.namespace, row.name)
+        if self._versions.get((row.kind, key), 0) >= row.id:
+            return  # the cached object is this change or newer (listed after it was written)
+        if row.type == Change.Type.DELETED:
+            self._versions.pop((row.kind, key), None)
+            if self.get(row.kind, key) is not None:
+                ClusterStore.delete(self, row.kind, key)
+            return
+        obj = self._decode(row.manifest, row.kind)
+        if obj is not None:
+            self._versions[(row.kind, key)] = row.id
+            ClusterStore.apply(self, obj)
+
+    def _decode(self, manifest: dict[str, Any], kind: str) -> KubeObject | None:
+        try:
+            return decode_object(manifest)
+        except (InvalidObjectError, DocumentError):
+            # Services store only what decodes; a row that does not is skipped, not fatal.
+            logger.exception("cluster %s: a stored %s does not decode", self.cluster.pk, kind)
+            return None
+
+    # ------------------------------------------------------------------ writes, to the database
+
+    def apply(self, obj: KubeObject) -> None:
+        services.objects_apply_from_scheduler(cluster=self.cluster, objects=[obj])
+
+    def delete(self, kind: str, key: str) -> Any:
+        old = self.get(kind, key)
+        if old is None:
+            raise NotFoundError(f'{kind.lower()}s "{key}" not found')
+        namespace = getattr(old, "namespace", "")
+        try:
+            services.objects_delete(
+                cluster=self.cluster, refs=[services.ObjectRef(kind, old.name, namespace)]
+            )
+        except services.ObjectNotFound as error:
+            raise NotFoundError(str(error)) from None
+        return old
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None:
+        """The pods/binding subresource, as a compare-and-set on the pod's row."""
+        try:
+            services.pod_bind(
+                cluster=self.cluster, namespace=pod.namespace, name=pod.name, node_name=node_name
+            )
+        except services.ServiceError as error:
+            message = str(error)
+            return Status(Code.Error, (message,), error=message)
+        return None
+
+    def update_pod_status(
+        self, pod: Pod, condition: PodCondition | None, nominated_node_name: str | None
+    ) -> Pod | None:
+        row = services.pod_update_status(
+            cluster=self.cluster,
+            namespace=pod.namespace,
+            name=pod.name,
+            condition=_condition_dict(condition) if condition is not None else None,
+            nominated_node_name=nominated_node_name,
+        )
+        if row is None:
+            return None
+        updated = self._decode(row.manifest, "Pod")
+        return updated if isinstance(updated, Pod) else None
+
+    def take_events(self) -> list[Event]:
+        events, self.events = self.events, []
+        return events

@@ -1,0 +1,111 @@
+"""Starting a cluster's runner where this deployment runs them.
+
+Embedded mode (no REDIS_URL, Celery tasks eager): a daemon thread of this process, one per
+cluster; a request for a cluster whose thread is still running marks it to go round once more
+when it stops, so a change committed while it was stopping is not left unscheduled; a lease
+held by someone else (this server before a restart) is waited out once. Distributed
+mode: the Celery task ``worker.tasks.run_cluster``, sent only when no live runner holds the
+cluster's lease (that runner follows the change log itself); the lease keeps it to one runner
+per cluster however many tasks are sent, and a task that finds a runner has run since it was
+sent ends at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+from asgiref.sync import SyncToAsync
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from schedviz.cluster.models import Change
+from worker import runner
+from worker.publish import Publisher
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_threads: dict[int, threading.Thread] = {}
+_again: set[int] = set()
+
+
+def ensure_runner(cluster_id: int) -> None:
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        _ensure_thread(cluster_id)
+    elif not runner.lease_held(cluster_id=cluster_id):
+        # A live runner follows the change log and sees the change itself.
+        from worker.tasks import run_cluster
+
+        run_cluster.delay(cluster_id, timezone.now().isoformat())
+
+
+def runner_thread(cluster_id: int) -> threading.Thread | None:
+    """This process's live runner thread for the cluster, if any."""
+    with _lock:
+        thread = _threads.get(cluster_id)
+        return thread if thread is not None and thread.is_alive() else None
+
+
+def _ensure_thread(cluster_id: int) -> None:
+    # A request handled by the ASGI server runs in a thread of its event loop's executor; the
+    # in-memory channel layer belongs to that loop, so the runner publishes through it.
+    loop = _server_loop()
+    with _lock:
+        thread = _threads.get(cluster_id)
+        if thread is not None and thread.is_alive():
+            _again.add(cluster_id)
+            return
+        thread = threading.Thread(
+            target=_run_in_thread,
+            args=(cluster_id, loop),
+            name=f"schedviz-runner-{cluster_id}",
+            daemon=True,
+        )
+        _threads[cluster_id] = thread
+        thread.start()
+
+
+def _server_loop() -> asyncio.AbstractEventLoop | None:
+    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    return loop if isinstance(loop, asyncio.AbstractEventLoop) else None
+
+
+def _run_in_thread(cluster_id: int, loop: asyncio.AbstractEventLoop | None) -> None:
+    publisher = Publisher(cluster_id, loop=loop)
+    try:
+        while True:
+            with _lock:
+                _again.discard(cluster_id)
+            try:
+                result = runner.run_cluster(cluster_id, publisher=publisher)
+                if result.stopped == runner.STOP_HELD:
+                    # One process schedules everything here: the holder is most likely this
+                    # server's previous life. Its lease expires; try once more then.
+                    time.sleep(runner.seconds_until_held_leases_expire(cluster_id) + 0.5)
+                    result = runner.run_cluster(cluster_id, publisher=publisher)
+            except Exception:
+                logger.exception("the runner of cluster %s failed", cluster_id)
+                with _lock:
+                    _threads.pop(cluster_id, None)
+                return
+            with _lock:
+                if not _go_again(cluster_id, result):
+                    _threads.pop(cluster_id, None)
+                    return
+    finally:
+        publisher.close()
+        connection.close()
+
+
+def _go_again(cluster_id: int, result: runner.RunResult) -> bool:
+    """Whether a request came while the thread ran that its run may not have seen: an idle
+    runner has seen every change up to its last look, so only a later one counts."""
+    if cluster_id not in _again:
+        return False
+    if result.stopped != runner.STOP_IDLE:
+        return True
+    return Change.objects.filter(cluster_id=cluster_id, id__gt=result.last_change_id).exists()

@@ -1,0 +1,508 @@
+"""The runner: one cluster's kube-scheduler process (docs/live-system.md).
+
+``run_cluster`` takes the cluster's ``Lease`` (leader election), lists the cluster into a
+``DatabaseStore`` (the informer cache), builds a ``Scheduler`` from the cluster's profiles, then
+loops: follow the change log, obey the run state, run due work and one cycle, write Cycle and
+Event rows in batches, publish. It gives the lease up when the cluster has been idle for
+``SCHEDVIZ_RUNNER_IDLE_SECONDS`` (nothing poppable, nothing waiting, no new change).
+
+Clock modes: virtual time jumps to the next thing that can happen whenever no pod can be
+popped, so a run goes to idle at full speed and the same input gives the same trace; live time
+is the wall clock scaled by the cluster's speed. Paused, the clock stands still and only the
+cycles asked for with the step button (``pending_steps``) run; a step with nothing poppable
+moves the clock to the next wake-up (a backoff ending) first.
+
+A runner killed anywhere loses nothing: a pod assumed but not bound exists only in its memory,
+and the next holder of the lease lists the database, where the pod is still pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from schedviz.cluster import services
+from schedviz.cluster.models import Cluster, Cycle, Lease
+from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
+from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
+from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
+from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
+from schedviz.scheduler.framework.runtime.registry import Registry
+from schedviz.scheduler.scheduler import Scheduler
+from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
+from worker.db_store import DatabaseStore
+from worker.publish import QUEUE_LIST_LIMIT, Publisher, cycle_summary
+
+logger = logging.getLogger(__name__)
+
+# How often the loop re-reads the cluster's run state, speed and pending steps.
+CONTROL_INTERVAL = 0.2
+# Cycle and Event rows are written every FLUSH_CYCLES cycles or FLUSH_INTERVAL seconds.
+FLUSH_CYCLES = 50
+FLUSH_INTERVAL = 0.2
+# Sleep between polls when there is nothing to do.
+IDLE_POLL = 0.02
+# Clocks of the machines of one deployment agree within this many seconds.
+CLOCK_SKEW_MARGIN = 1.0
+# A paused step runs at most this many empty pops and clock jumps looking for a cycle.
+STEP_SEARCH_LIMIT = 1000
+
+STOP_IDLE = "idle"
+STOP_HELD = "held by another runner"
+STOP_UP_TO_DATE = "a later runner saw the change"
+STOP_LEASE_LOST = "lease lost"
+STOP_GONE = "cluster deleted"
+STOP_MAX_SECONDS = "max_seconds"
+STOP_MAX_CYCLES = "max_cycles"
+STOP_CONFIG = "configuration error"
+STOP_RESTART = "clock mode or scheduler configuration changed"
+
+_RAN, _POPPED, _EMPTY = "ran", "popped", "empty"
+
+
+@dataclass
+class RunResult:
+    cluster_id: int
+    holder: str
+    # Whether this runner held the lease at all.
+    acquired: bool = False
+    cycles: int = 0
+    stopped: str = ""
+    scheduler_time: float = 0.0
+    error: str = ""
+    # The last Change row the runner followed.
+    last_change_id: int = 0
+
+
+def default_holder() -> str:
+    """Who holds a lease: host, process, thread and a nonce (a restarted thread is new)."""
+    return (f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{uuid.uuid4().hex[:8]}")[
+        :200
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The lease (leader election)
+
+
+def _lease_expired(lease: Lease, now: datetime) -> bool:
+    return (
+        lease.renewed_at is None
+        or lease.renewed_at + timedelta(seconds=lease.duration_seconds) < now
+    )
+
+
+def lease_acquire(*, cluster_id: int, holder: str) -> bool:
+    """Takes the cluster's lease if it is free, expired or ours: a compare-and-set on
+    (holder, renewed_at), so of two runners racing for it exactly one wins."""
+    lease, _ = Lease.objects.get_or_create(cluster_id=cluster_id)
+    now = timezone.now()
+    if lease.holder and lease.holder != holder and not _lease_expired(lease, now):
+        return False
+    won = Lease.objects.filter(
+        cluster_id=cluster_id, holder=lease.holder, renewed_at=lease.renewed_at
+    ).update(holder=holder, renewed_at=now)
+    return won == 1
+
+
+def lease_renew(*, cluster_id: int, holder: str) -> bool:
+    """False when someone else has taken the lease over (this runner must stop at once)."""
+    return (
+        Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(renewed_at=timezone.now())
+        == 1
+    )
+
+
+def lease_release(*, cluster_id: int, holder: str) -> None:
+    """Gives the lease up; ``renewed_at`` keeps when, for ``ran_since``."""
+    Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(
+        holder="", renewed_at=timezone.now()
+    )
+
+
+def lease_held(*, cluster_id: int) -> bool:
+    """Whether a runner holds the cluster's lease and has renewed it in time."""
+    lease = Lease.objects.filter(cluster_id=cluster_id).first()
+    return lease is not None and bool(lease.holder) and not _lease_expired(lease, timezone.now())
+
+
+def ran_since(*, cluster_id: int, when: datetime) -> bool:
+    """Whether a runner gave the lease up after ``when`` (with a margin for clock skew between
+    machines). Having looked for new changes after giving it up, that runner saw every change
+    committed before ``when``."""
+    lease = Lease.objects.filter(cluster_id=cluster_id).first()
+    return (
+        lease is not None
+        and not lease.holder
+        and lease.renewed_at is not None
+        and lease.renewed_at > when + timedelta(seconds=CLOCK_SKEW_MARGIN)
+    )
+
+
+def orphaned_clusters() -> list[int]:
+    """Clusters whose runner died holding the lease: it has a holder but has expired."""
+    now = timezone.now()
+    return [
+        lease.cluster_id for lease in Lease.objects.exclude(holder="") if _lease_expired(lease, now)
+    ]
+
+
+def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:
+    """How long until every lease held now (of one cluster, or all) has expired unless
+    renewed."""
+    now = timezone.now()
+    leases = Lease.objects.exclude(holder="")
+    if cluster_id is not None:
+        leases = leases.filter(cluster_id=cluster_id)
+    remaining = [
+        lease.duration_seconds
+        if lease.renewed_at is None
+        else (lease.renewed_at - now).total_seconds() + lease.duration_seconds
+        for lease in leases
+    ]
+    return max([0.0, *remaining])
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the scheduler
+
+
+def cluster_configuration(
+    document: dict[str, Any], registry: Registry
+) -> KubeSchedulerConfiguration:
+    """The cluster's KubeSchedulerConfiguration from its v1 document (Profile rows and settings;
+    none: the v1 defaults)."""
+    return decode_configuration(document, known_plugins=set(registry))
+
+
+# ---------------------------------------------------------------------------------------------
+# The loop
+
+
+def run_cluster(
+    cluster_id: int,
+    *,
+    holder: str | None = None,
+    max_seconds: float | None = None,
+    max_cycles: int | None = None,
+    publisher: Publisher | None = None,
+    requested_at: datetime | None = None,
+) -> RunResult:
+    """Schedules the cluster until it is idle (or ``max_seconds``/``max_cycles``), holding its
+    lease; returns at once when another live runner holds it, or when a runner has run and
+    stopped since ``requested_at`` (a task that waited in the queue behind another)."""
+    result = RunResult(cluster_id, holder or default_holder())
+    if requested_at is not None and ran_since(cluster_id=cluster_id, when=requested_at):
+        result.stopped = STOP_UP_TO_DATE
+        return result
+    deadline = time.monotonic() + max_seconds if max_seconds is not None else None
+    own_publisher = publisher is None
+    publisher = publisher if publisher is not None else Publisher(cluster_id)
+    try:
+        while True:
+            cluster = Cluster.objects.filter(pk=cluster_id).first()
+            if cluster is None:
+                result.stopped = STOP_GONE
+                return result
+            if not lease_acquire(cluster_id=cluster_id, holder=result.holder):
+                if not result.acquired:
+                    result.stopped = STOP_HELD
+                return result
+            result.acquired = True
+            session: _Session | None = None
+            try:
+                session = _Session(cluster, result, publisher, deadline, max_cycles)
+                session.run()
+            finally:
+                lease_release(cluster_id=cluster_id, holder=result.holder)
+                if result.stopped != STOP_RESTART:
+                    extra = {"error": result.error} if result.error else {}
+                    publisher.status("idle", stopped=result.stopped, **extra)
+                    publisher.flush(force=True)
+            if result.stopped == STOP_RESTART:
+                continue
+            # A change committed while this runner was stopping started no runner (the lease
+            # was still held): go round again rather than leave it unscheduled.
+            if (
+                result.stopped == STOP_IDLE
+                and session is not None
+                and session.store.has_new_changes()
+            ):
+                continue
+            return result
+    finally:
+        if own_publisher:
+            publisher.close()
+
+
+class _Session:
+    """One tenure of the lease: a fresh informer cache and scheduler."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        result: RunResult,
+        publisher: Publisher,
+        deadline: float | None,
+        max_cycles: int | None,
+    ) -> None:
+        self.result = result
+        self.publisher = publisher
+        self.deadline = deadline
+        self.max_cycles = max_cycles
+        self.cluster = cluster
+        self.cluster_id = cluster.pk
+        self.idle_seconds = float(settings.SCHEDVIZ_RUNNER_IDLE_SECONDS)
+        self.store = DatabaseStore(cluster)
+        self.pending: dict[int, CycleTrace] = {}
+        # Cycle numbers written while their pod waited at Permit (re-emitted with the outcome).
+        self.written_waiting: set[int] = set()
+        self.last_flush = time.monotonic()
+        self.lease_renew_every = 5.0
+
+    # ------------------------------------------------------------------ set-up
+
+    def run(self) -> None:
+        cluster = self.cluster
+        self.virtual = cluster.clock_mode == Cluster.ClockMode.VIRTUAL
+        self.paused = cluster.run_state == Cluster.RunState.PAUSED
+        self.pending_steps = cluster.pending_steps
+        self.clock: VirtualClock | ScaledWallClock = (
+            VirtualClock(cluster.scheduler_time)
+            if self.virtual
+            else ScaledWallClock(cluster.scheduler_time, 0.0 if self.paused else cluster.speed)
+        )
+        self.speed = cluster.speed
+        self.lease_renew_every = max(0.5, self._lease_duration() / 3)
+        registry = new_in_tree_registry()
+        self.config_document = services.scheduler_config_document(cluster=cluster)
+        self.store.now = self.clock.now
+        self.store.list_cluster()
+        try:
+            config = cluster_configuration(self.config_document, registry)
+            self.scheduler = Scheduler(
+                config,
+                registry,
+                self.store,
+                self.clock,
+                seed=cluster.seed,
+                emit=self._on_trace,
+                extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
+            )
+        except (ConfigError, ValueError) as error:  # ExtenderConfigError is a ValueError
+            logger.error("cluster %s: cannot build the scheduler: %s", cluster.pk, error)
+            self.result.stopped = STOP_CONFIG
+            self.result.error = str(error)
+            return
+        # Cycle numbers go on from the last runner's.
+        last = Cycle.objects.filter(cluster=cluster).aggregate(m=Max("number"))["m"]
+        self.scheduler.cycle_count = last or 0
+        self.publisher.status("running", clock=cluster.clock_mode, paused=self.paused)
+        self._offer_queue()
+        try:
+            self._loop()
+        except BaseException:
+            # Keep what can be kept, but let the failure be the one reported.
+            with contextlib.suppress(Exception):
+                self._flush()
+            raise
+        else:
+            self._flush()
+        finally:
+            self.result.scheduler_time = self.clock.now()
+            self.result.last_change_id = self.store.last_change_id
+
+    def _lease_duration(self) -> float:
+        lease = Lease.objects.filter(cluster_id=self.cluster_id).first()
+        return lease.duration_seconds if lease is not None else 15.0
+
+    # ------------------------------------------------------------------ the loop
+
+    def _loop(self) -> None:
+        now = time.monotonic()
+        next_control = now + CONTROL_INTERVAL
+        next_renew = now + self.lease_renew_every
+        last_activity = now
+        while True:
+            now = time.monotonic()
+            if now >= next_control:
+                next_control = now + CONTROL_INTERVAL
+                renew = now >= next_renew
+                if renew:
+                    next_renew = now + self.lease_renew_every
+                if not self._still_holding(renew):
+                    self.result.stopped = STOP_LEASE_LOST
+                    return
+                if not self._control():
+                    return
+            if self.deadline is not None and now >= self.deadline:
+                self.result.stopped = STOP_MAX_SECONDS
+                return
+            if self.max_cycles is not None and self.result.cycles >= self.max_cycles:
+                self.result.stopped = STOP_MAX_CYCLES
+                return
+            if self.store.follow():
+                last_activity = now
+                # Pods added while paused wait in activeQ: shown before any cycle runs.
+                self._offer_queue()
+            if self._work():
+                last_activity = now
+                self._offer_queue()
+                if len(self.pending) >= FLUSH_CYCLES or now - self.last_flush >= FLUSH_INTERVAL:
+                    self._flush()
+                continue
+            self._flush()
+            if now - last_activity >= self.idle_seconds:
+                self.result.stopped = STOP_IDLE
+                return
+            time.sleep(IDLE_POLL)
+
+    def _work(self) -> bool:
+        """Runs what the run state allows; False when there is nothing to do now."""
+        if self.paused:
+            if self.pending_steps > 0 and self._claim_step():
+                self._step()
+                return True
+            return False
+        if self._cycle() != _EMPTY:
+            return True
+        wake = self.scheduler.next_wakeup()
+        if wake is None:
+            return False
+        if self.virtual:
+            self._advance(wake)
+            return True
+        # Live: a backoff ends or a Permit times out later; not idle, only early.
+        time.sleep(IDLE_POLL)
+        return True
+
+    def _cycle(self) -> str:
+        """Due work and one cycle: _RAN, _POPPED (a pod that needed no cycle) or _EMPTY."""
+        self.scheduler.run_due_work()
+        if self.scheduler.schedule_one() is not None:
+            self.result.cycles += 1
+            return _RAN
+        return _EMPTY if self.scheduler.queue_was_empty else _POPPED
+
+    def _step(self) -> None:
+        """One cycle while paused, moving the clock to the next wake-up if none is due."""
+        for _ in range(STEP_SEARCH_LIMIT):
+            outcome = self._cycle()
+            if outcome == _RAN:
+                return
+            if outcome == _POPPED:
+                continue
+            wake = self.scheduler.next_wakeup()
+            if wake is None:
+                return
+            self._advance(wake)
+
+    def _advance(self, when: float) -> None:
+        if isinstance(self.clock, VirtualClock):
+            self.clock.set(max(when, self.clock.now()))
+        else:
+            self.clock.advance_to(when)
+
+    def _still_holding(self, renew: bool) -> bool:
+        if renew:
+            return lease_renew(cluster_id=self.cluster_id, holder=self.result.holder)
+        return Lease.objects.filter(cluster_id=self.cluster_id, holder=self.result.holder).exists()
+
+    def _claim_step(self) -> bool:
+        claimed = (
+            Cluster.objects.filter(pk=self.cluster_id, pending_steps__gt=0).update(
+                pending_steps=F("pending_steps") - 1
+            )
+            == 1
+        )
+        self.pending_steps = max(0, self.pending_steps - 1) if claimed else 0
+        return claimed
+
+    def _control(self) -> bool:
+        """Re-reads the run state, speed and steps; False when the session must end."""
+        row = (
+            Cluster.objects.filter(pk=self.cluster_id)
+            .values("clock_mode", "run_state", "speed", "pending_steps", "scheduler_settings")
+            .first()
+        )
+        if row is None:
+            self.result.stopped = STOP_GONE
+            return False
+        # A new configuration or clock needs a new scheduler: the session starts again.
+        document = services.scheduler_config_document(
+            cluster=Cluster(pk=self.cluster_id, scheduler_settings=row["scheduler_settings"])
+        )
+        if (
+            row["clock_mode"] == Cluster.ClockMode.VIRTUAL
+        ) != self.virtual or document != self.config_document:
+            self.result.stopped = STOP_RESTART
+            return False
+        paused = row["run_state"] == Cluster.RunState.PAUSED
+        if paused != self.paused:
+            self.publisher.status("running", clock=row["clock_mode"], paused=paused)
+        self.paused = paused
+        self.speed = row["speed"]
+        self.pending_steps = row["pending_steps"]
+        if isinstance(self.clock, ScaledWallClock):
+            speed = 0.0 if paused else self.speed
+            if speed != self.clock.speed:
+                self.clock.set_speed(speed)
+        return True
+
+    # ------------------------------------------------------------------ records and publishing
+
+    def _on_trace(self, trace: CycleTrace) -> None:
+        # A cycle held at Permit is emitted again with its outcome: the latest one is kept.
+        self.pending[trace.cycle] = trace
+        self.publisher.cycle(cycle_summary(trace))
+
+    def _offer_queue(self) -> None:
+        queue = self.scheduler.queue
+        self.publisher.queue(
+            lambda: (queue.snapshot_state(limit=QUEUE_LIST_LIMIT), len(queue.pending_pods()[0]))
+        )
+
+    def _queue_counts(self) -> dict[str, int]:
+        """The queue's size by sub-queue, as upstream's scheduler_pending_pods counts it."""
+        queue = self.scheduler.queue
+        gated = sum(1 for pod in queue.unschedulable_pods if pod.gated)
+        return {
+            "active": len(queue.active_q),
+            "backoff": len(queue.backoff_q),
+            "unschedulable": len(queue.unschedulable_pods) - gated,
+            "gated": gated,
+        }
+
+    def _flush(self) -> None:
+        self.last_flush = time.monotonic()
+        traces = list(self.pending.values())
+        self.pending = {}
+        events = self.store.take_events()
+        cluster = self.store.cluster
+        if traces or events:
+            with transaction.atomic():
+                rewritten = [t.cycle for t in traces if t.cycle in self.written_waiting]
+                if rewritten:
+                    Cycle.objects.filter(cluster=cluster, number__in=rewritten).delete()
+                    self.written_waiting.difference_update(rewritten)
+                if traces:
+                    services.cycles_create(cluster=cluster, traces=traces)
+                if events:
+                    services.events_create(cluster=cluster, events=events)
+                services.pending_pods_record(cluster=cluster, counts=self._queue_counts())
+                Cluster.objects.filter(pk=self.cluster_id).update(scheduler_time=self.clock.now())
+            self.written_waiting.update(t.cycle for t in traces if t.result == RESULT_WAITING)
+        self.publisher.flush()
