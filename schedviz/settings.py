@@ -79,7 +79,19 @@ DATABASE_URL = envstr("DATABASE_URL")
 DATABASES = {
     "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)
     if DATABASE_URL
-    else {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "db.sqlite3"}
+    else {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": VAR_DIR / "db.sqlite3",
+        # The runner thread and the web requests write the same file. IMMEDIATE takes the write
+        # lock when a transaction begins, so a writer waits out the busy timeout instead of
+        # failing at once with "database is locked" when it upgrades a read lock; WAL lets
+        # readers go on while one writes.
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
