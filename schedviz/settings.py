@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "schedviz.cluster",
+    "schedviz.compare",
     "webui",
     "worker",
 ]

@@ -11,5 +11,6 @@ urlpatterns = [
     path("metrics", health.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include("schedviz.cluster.urls")),
+    path("api/", include("schedviz.compare.urls")),
     path("", include("webui.urls")),
 ]

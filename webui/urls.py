@@ -6,4 +6,5 @@ app_name = "webui"
 urlpatterns = [
     path("", include("webui.dashboard_urls")),
     path("", include("webui.trace_urls")),
+    path("", include("webui.compare_urls")),
 ]

@@ -1,5 +1,5 @@
-"""Celery tasks (distributed mode): the per-cluster scheduler runner, and resuming clusters
-whose runner died.
+"""Celery tasks (distributed mode): the per-cluster scheduler runner, resuming clusters whose
+runner died, and the variants of comparison runs.
 
 A runner that dies keeps its lease until it expires, and nothing else would start one for its
 cluster until the next change: ``resume_orphaned_clusters`` starts a runner for every cluster
@@ -15,7 +15,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from worker import dispatch, runner
+from worker import compare, dispatch, runner
 
 
 @shared_task(acks_late=True)
@@ -31,6 +31,12 @@ def run_cluster(cluster_id: int, requested_at: str | None = None) -> dict[str, A
         "cycles": result.cycles,
         "stopped": result.stopped,
     }
+
+
+@shared_task(acks_late=True)
+def run_compare_variant(variant_id: int) -> str:
+    """Runs one variant of a comparison (worker.compare); a finished variant is not run again."""
+    return compare.execute_variant(variant_id)
 
 
 @shared_task
