@@ -11,6 +11,8 @@ result, or the error when the run crashed.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 
 from django.conf import settings
@@ -60,6 +62,10 @@ def variant_threads() -> list[threading.Thread]:
         return [thread for thread in _threads.values() if thread.is_alive()]
 
 
+def process_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def _run_in_thread(variant_id: int) -> None:
     try:
         execute_variant(variant_id)
@@ -71,7 +77,7 @@ def _run_in_thread(variant_id: int) -> None:
 
 def execute_variant(variant_id: int) -> str:
     """Runs the variant unless it has finished; returns what became of it."""
-    attempt = services.variant_claim(variant_id=variant_id)
+    attempt = services.variant_claim(variant_id=variant_id, worker=process_name())
     if attempt is None:
         return SKIPPED
     variant = CompareVariant.objects.select_related("run").get(id=variant_id)

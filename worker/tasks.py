@@ -34,9 +34,11 @@ def run_cluster(cluster_id: int, requested_at: str | None = None) -> dict[str, A
 
 
 @shared_task(acks_late=True)
-def run_compare_variant(variant_id: int) -> str:
-    """Runs one variant of a comparison (worker.compare); a finished variant is not run again."""
-    return compare.execute_variant(variant_id)
+def run_compare_variant(variant_id: int) -> dict[str, Any]:
+    """Runs one variant of a comparison (worker.compare); a finished variant is not run again.
+    Answers what became of it and which worker process ran it."""
+    outcome = compare.execute_variant(variant_id)
+    return {"variant": variant_id, "outcome": outcome, "worker": compare.process_name()}
 
 
 @shared_task

@@ -53,6 +53,8 @@ class CompareVariant(models.Model):
     # The execution that owns the variant: a retried or duplicate task takes it over, and the
     # writes of the one it replaced are ignored.
     attempt = models.CharField(max_length=64, blank=True, default="")
+    # The process that ran (or runs) it: host:pid.
+    worker = models.CharField(max_length=200, blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -66,6 +66,7 @@ class RunState:
                     "podsDone": v.pods_done,
                     "podsTotal": v.pods_total,
                     "error": v.error or None,
+                    "worker": v.worker or None,
                     "configuration": v.configuration,
                 }
                 for v in self.variants

@@ -307,7 +307,7 @@ def compare_run_create(
 # Executions
 
 
-def variant_claim(*, variant_id: int) -> str | None:
+def variant_claim(*, variant_id: int, worker: str = "") -> str | None:
     """Makes the calling execution the variant's owner (a fresh token, progress from 0); None
     when the variant is finished (or gone) and must not run again."""
     token = uuid.uuid4().hex
@@ -317,6 +317,7 @@ def variant_claim(*, variant_id: int) -> str | None:
         .update(
             status=CompareVariant.Status.RUNNING,
             attempt=token,
+            worker=worker,
             pods_done=0,
             error="",
             started_at=timezone.now(),
