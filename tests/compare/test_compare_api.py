@@ -4,21 +4,18 @@ its progress and, once finished, the comparison."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from schedviz.cluster import services as cluster_services
 from schedviz.cluster.models import Cluster
 from schedviz.compare.models import CompareRun
 from worker import compare
 
 pytestmark = pytest.mark.django_db
 
-LESSON = Path(__file__).resolve().parents[2] / "schedviz/lessons/several-profiles/manifests.yaml"
 TWO_PROFILES = [
     {"name": "spread", "profile": "default-scheduler"},
     {"name": "pack", "profile": "packer"},
@@ -26,33 +23,23 @@ TWO_PROFILES = [
 
 
 @pytest.fixture
-def user() -> User:
-    return User.objects.create_user("alice")
-
-
-@pytest.fixture
-def cluster(user: User) -> Cluster:
-    cluster = cluster_services.cluster_create(name="lesson", owner=user)
-    cluster_services.manifests_apply_files(cluster=cluster, paths=[str(LESSON)])
-    return cluster
-
-
-@pytest.fixture
-def signed_in(client: Client, user: User) -> Client:
-    client.force_login(user)
+def signed_in(client: Client, alice: User) -> Client:
+    client.force_login(alice)
     return client
 
 
-def _post(client: Client, cluster: Cluster, body: dict[str, Any]) -> Any:
+def _post(client: Client, two_profile_cluster: Cluster, body: dict[str, Any]) -> Any:
     return client.post(
-        f"/api/clusters/{cluster.id}/compare", json.dumps(body), content_type="application/json"
+        f"/api/clusters/{two_profile_cluster.id}/compare",
+        json.dumps(body),
+        content_type="application/json",
     )
 
 
 def test_a_run_is_created_then_reports_progress_and_the_comparison(
-    signed_in: Client, cluster: Cluster
+    signed_in: Client, two_profile_cluster: Cluster
 ) -> None:
-    created = _post(signed_in, cluster, {"variants": TWO_PROFILES, "seed": 3})
+    created = _post(signed_in, two_profile_cluster, {"variants": TWO_PROFILES, "seed": 3})
     assert created.status_code == 201, created.content
     body = created.json()
     assert body["status"] == "running" and body["seed"] == 3
@@ -74,7 +61,7 @@ def test_a_run_is_created_then_reports_progress_and_the_comparison(
 
 
 def test_bad_input_is_400_naming_the_field_and_nothing_is_saved(
-    signed_in: Client, cluster: Cluster
+    signed_in: Client, two_profile_cluster: Cluster
 ) -> None:
     cases = [
         ({}, "variants: Required value"),
@@ -88,25 +75,25 @@ def test_bad_input_is_400_naming_the_field_and_nothing_is_saved(
         ({"variants": TWO_PROFILES, "source": "manifests"}, "manifests: Required value"),
     ]
     for body, expected in cases:
-        response = _post(signed_in, cluster, body)
+        response = _post(signed_in, two_profile_cluster, body)
         assert response.status_code == 400, (body, response.content)
         assert response.json()["errors"][0].startswith(expected), response.json()
     assert not CompareRun.objects.exists()
 
 
 def test_someone_elses_cluster_and_run_are_not_found(
-    client: Client, cluster: Cluster, signed_in: Client
+    client: Client, two_profile_cluster: Cluster, signed_in: Client
 ) -> None:
-    run_id = _post(signed_in, cluster, {"variants": TWO_PROFILES}).json()["id"]
+    run_id = _post(signed_in, two_profile_cluster, {"variants": TWO_PROFILES}).json()["id"]
     other = Client()
     other.force_login(User.objects.create_user("bob"))
-    assert _post(other, cluster, {"variants": TWO_PROFILES}).status_code == 404
+    assert _post(other, two_profile_cluster, {"variants": TWO_PROFILES}).status_code == 404
     assert other.get(f"/api/compare/{run_id}").status_code == 404
     assert Client().get(f"/api/compare/{run_id}").status_code == 401
 
 
 def test_a_configuration_variant_may_be_given_as_an_object(
-    signed_in: Client, cluster: Cluster
+    signed_in: Client, two_profile_cluster: Cluster
 ) -> None:
     configuration = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -115,7 +102,7 @@ def test_a_configuration_variant_may_be_given_as_an_object(
     }
     response = _post(
         signed_in,
-        cluster,
+        two_profile_cluster,
         {"variants": [TWO_PROFILES[0], {"name": "own", "configuration": configuration}]},
     )
     assert response.status_code == 201, response.content

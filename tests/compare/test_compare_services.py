@@ -3,7 +3,6 @@ owned by their attempt."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from schedviz.compare.services import VariantSpec
 
 pytestmark = pytest.mark.django_db
 
-LESSON = Path(__file__).resolve().parents[2] / "schedviz/lessons/several-profiles/manifests.yaml"
 PACKER_CONFIG = """
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -43,18 +41,6 @@ spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
 """
 
 
-@pytest.fixture
-def user() -> User:
-    return User.objects.create_user("alice")
-
-
-@pytest.fixture
-def cluster(user: User) -> Cluster:
-    cluster = cluster_services.cluster_create(name="lesson", owner=user)
-    cluster_services.manifests_apply_files(cluster=cluster, paths=[str(LESSON)])
-    return cluster
-
-
 def _errors(**kwargs: Any) -> list[str]:
     with pytest.raises(ServiceError) as raised:
         services.compare_run_create(**kwargs)
@@ -64,16 +50,16 @@ def _errors(**kwargs: Any) -> list[str]:
 
 
 def test_a_run_of_two_profiles_is_saved_with_each_variants_configuration(
-    cluster: Cluster, user: User, django_capture_on_commit_callbacks: Any
+    two_profile_cluster: Cluster, alice: User, django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks() as callbacks:
         run = services.compare_run_create(
-            cluster=cluster,
+            cluster=two_profile_cluster,
             variants=[
                 VariantSpec(name="spread", profile="default-scheduler"),
                 VariantSpec(name="pack", profile="packer"),
             ],
-            created_by=user,
+            created_by=alice,
         )
     assert len(callbacks) == 1  # the tasks go out once committed
     variants = list(run.variants.order_by("position"))
@@ -82,16 +68,16 @@ def test_a_run_of_two_profiles_is_saved_with_each_variants_configuration(
         ("pack", "packer", "pending"),
     ]
     assert [p["schedulerName"] for p in variants[1].configuration["profiles"]] == ["packer"]
-    assert run.seed == cluster.seed
+    assert run.seed == two_profile_cluster.seed
     kinds = [m["kind"] for m in run.manifests]
     assert kinds.count("Node") == 2 and kinds.count("Pod") == 5
 
 
 def test_pods_the_scheduler_placed_are_pending_again_and_pods_created_bound_stay(
-    cluster: Cluster,
+    two_profile_cluster: Cluster,
 ) -> None:
     cluster_services.manifests_apply(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         text="""
 apiVersion: v1
 kind: Pod
@@ -100,10 +86,10 @@ spec: {nodeName: node-a, containers: [{name: c, image: i}]}
 """,
     )
     cluster_services.pod_bind(
-        cluster=cluster, namespace="default", name="web-1", node_name="node-b"
+        cluster=two_profile_cluster, namespace="default", name="web-1", node_name="node-b"
     )
     run = services.compare_run_create(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         variants=[
             VariantSpec(name="a", profile="default-scheduler"),
             VariantSpec(name="b", profile="packer"),
@@ -115,9 +101,9 @@ spec: {nodeName: node-a, containers: [{name: c, image: i}]}
     assert pods["pinned"]["spec"]["nodeName"] == "node-a"
 
 
-def test_a_configuration_variant_is_decoded_from_yaml(cluster: Cluster) -> None:
+def test_a_configuration_variant_is_decoded_from_yaml(two_profile_cluster: Cluster) -> None:
     run = services.compare_run_create(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         variants=[
             VariantSpec(name="as is", profile="default-scheduler"),
             VariantSpec(name="most allocated", configuration=PACKER_CONFIG),
@@ -185,25 +171,25 @@ def test_a_configuration_variant_is_decoded_from_yaml(cluster: Cluster) -> None:
     ],
 )
 def test_bad_variants_are_refused_naming_the_field_and_nothing_is_saved(
-    cluster: Cluster, variants: list[VariantSpec], expected: str
+    two_profile_cluster: Cluster, variants: list[VariantSpec], expected: str
 ) -> None:
-    errors = _errors(cluster=cluster, variants=variants)
+    errors = _errors(cluster=two_profile_cluster, variants=variants)
     assert any(error.startswith(expected) for error in errors), errors
 
 
-def test_every_bad_variant_is_reported_at_once(cluster: Cluster) -> None:
+def test_every_bad_variant_is_reported_at_once(two_profile_cluster: Cluster) -> None:
     errors = _errors(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         variants=[VariantSpec(name="a", profile="x"), VariantSpec(name="b", profile="y")],
     )
     assert [e.split(":")[0] for e in errors] == ["variants[0].profile", "variants[1].profile"]
 
 
 def test_pasted_manifests_are_the_workload_and_their_configuration_the_profiles(
-    cluster: Cluster,
+    two_profile_cluster: Cluster,
 ) -> None:
     run = services.compare_run_create(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         source="manifests",
         manifests=WORKLOAD + "---\n" + PACKER_CONFIG,
         variants=[
@@ -234,10 +220,10 @@ def test_pasted_manifests_are_the_workload_and_their_configuration_the_profiles(
     ],
 )
 def test_a_bad_workload_is_refused_naming_the_field(
-    cluster: Cluster, source: str, manifests: str, expected: str
+    two_profile_cluster: Cluster, source: str, manifests: str, expected: str
 ) -> None:
     errors = _errors(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         source=source,
         manifests=manifests,
         variants=[
@@ -248,10 +234,12 @@ def test_a_bad_workload_is_refused_naming_the_field(
     assert any(error.startswith(expected) for error in errors), errors
 
 
-def test_pasted_manifests_over_the_node_limit_are_refused(cluster: Cluster, settings: Any) -> None:
+def test_pasted_manifests_over_the_node_limit_are_refused(
+    two_profile_cluster: Cluster, settings: Any
+) -> None:
     settings.SCHEDVIZ_MAX_NODES_PER_CLUSTER = 0
     errors = _errors(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         source="manifests",
         manifests=WORKLOAD,
         variants=[
@@ -262,9 +250,9 @@ def test_pasted_manifests_over_the_node_limit_are_refused(cluster: Cluster, sett
     assert errors[0].startswith("manifests: Too many: 1 nodes; the limit is 0")
 
 
-def _variant(cluster: Cluster) -> CompareVariant:
+def _variant(two_profile_cluster: Cluster) -> CompareVariant:
     run = services.compare_run_create(
-        cluster=cluster,
+        cluster=two_profile_cluster,
         variants=[
             VariantSpec(name="a", profile="default-scheduler"),
             VariantSpec(name="b", profile="packer"),
@@ -274,9 +262,9 @@ def _variant(cluster: Cluster) -> CompareVariant:
 
 
 def test_a_new_claim_supersedes_the_old_attempt_whose_writes_are_then_ignored(
-    cluster: Cluster,
+    two_profile_cluster: Cluster,
 ) -> None:
-    variant = _variant(cluster)
+    variant = _variant(two_profile_cluster)
     first = services.variant_claim(variant_id=variant.id)
     assert first is not None
     assert services.variant_progress(variant_id=variant.id, attempt=first, done=3, total=5)
@@ -291,8 +279,8 @@ def test_a_new_claim_supersedes_the_old_attempt_whose_writes_are_then_ignored(
     assert (variant.pods_done, variant.pods_total) == (2, 5)
 
 
-def test_a_finished_variant_cannot_be_claimed_again(cluster: Cluster) -> None:
-    variant = _variant(cluster)
+def test_a_finished_variant_cannot_be_claimed_again(two_profile_cluster: Cluster) -> None:
+    variant = _variant(two_profile_cluster)
     attempt = services.variant_claim(variant_id=variant.id)
     assert attempt is not None
     assert services.variant_progress(variant_id=variant.id, attempt=attempt, done=1, total=2)
@@ -302,8 +290,8 @@ def test_a_finished_variant_cannot_be_claimed_again(cluster: Cluster) -> None:
     assert (variant.status, variant.pods_done, variant.pods_total) == ("succeeded", 2, 2)
 
 
-def test_a_failed_variant_keeps_its_error(cluster: Cluster) -> None:
-    variant = _variant(cluster)
+def test_a_failed_variant_keeps_its_error(two_profile_cluster: Cluster) -> None:
+    variant = _variant(two_profile_cluster)
     attempt = services.variant_claim(variant_id=variant.id)
     assert attempt is not None
     assert services.variant_fail(variant_id=variant.id, attempt=attempt, error="RuntimeError: boom")

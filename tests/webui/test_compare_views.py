@@ -1,22 +1,18 @@
 """Compare profiles pages: the form, refusals shown with nothing started, the run page polling
-its progress, then the side-by-side tables with user data escaped."""
+its progress, then the side-by-side tables with alice data escaped."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from schedviz.cluster import services as cluster_services
 from schedviz.cluster.models import Cluster
 from schedviz.compare.models import CompareRun
 from worker import compare
 
 pytestmark = pytest.mark.django_db
 
-LESSON = Path(__file__).resolve().parents[2] / "schedviz/lessons/several-profiles/manifests.yaml"
 PACKING = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -29,39 +25,27 @@ profiles:
 
 
 @pytest.fixture
-def user() -> User:
-    return User.objects.create_user("alice")
-
-
-@pytest.fixture
-def cluster(user: User) -> Cluster:
-    cluster = cluster_services.cluster_create(name="lesson", owner=user)
-    cluster_services.manifests_apply_files(cluster=cluster, paths=[str(LESSON)])
-    return cluster
-
-
-@pytest.fixture
-def signed_in(client: Client, user: User) -> Client:
-    client.force_login(user)
+def signed_in(client: Client, alice: User) -> Client:
+    client.force_login(alice)
     return client
 
 
 def test_the_form_offers_the_clusters_profiles_and_is_linked_from_the_dashboard(
-    signed_in: Client, cluster: Cluster
+    signed_in: Client, two_profile_cluster: Cluster
 ) -> None:
-    page = signed_in.get(f"/clusters/{cluster.id}/compare/").content.decode()
+    page = signed_in.get(f"/clusters/{two_profile_cluster.id}/compare/").content.decode()
     assert 'value="default-scheduler"' in page and 'value="packer"' in page
-    dashboard = signed_in.get(f"/clusters/{cluster.id}/").content.decode()
-    assert f'href="/clusters/{cluster.id}/compare/"' in dashboard
-    profiles = signed_in.get(f"/clusters/{cluster.id}/profiles/").content.decode()
-    assert f'href="/clusters/{cluster.id}/compare/"' in profiles
+    dashboard = signed_in.get(f"/clusters/{two_profile_cluster.id}/").content.decode()
+    assert f'href="/clusters/{two_profile_cluster.id}/compare/"' in dashboard
+    profiles = signed_in.get(f"/clusters/{two_profile_cluster.id}/profiles/").content.decode()
+    assert f'href="/clusters/{two_profile_cluster.id}/compare/"' in profiles
 
 
 def test_starting_a_comparison_redirects_to_its_page_which_polls_until_done(
-    signed_in: Client, cluster: Cluster
+    signed_in: Client, two_profile_cluster: Cluster
 ) -> None:
     response = signed_in.post(
-        f"/clusters/{cluster.id}/compare/",
+        f"/clusters/{two_profile_cluster.id}/compare/",
         {"source": "cluster", "profiles": ["default-scheduler", "packer"]},
     )
     run = CompareRun.objects.get()
@@ -79,10 +63,10 @@ def test_starting_a_comparison_redirects_to_its_page_which_polls_until_done(
 
 
 def test_a_refused_comparison_shows_why_and_starts_nothing(
-    signed_in: Client, cluster: Cluster
+    signed_in: Client, two_profile_cluster: Cluster
 ) -> None:
     response = signed_in.post(
-        f"/clusters/{cluster.id}/compare/",
+        f"/clusters/{two_profile_cluster.id}/compare/",
         {"source": "cluster", "profiles": ["packer"], "configuration_1": "kind: <script>"},
     )
     assert response.status_code == 400
@@ -93,9 +77,11 @@ def test_a_refused_comparison_shows_why_and_starts_nothing(
     assert not CompareRun.objects.exists()
 
 
-def test_variant_names_are_escaped_in_the_results(signed_in: Client, cluster: Cluster) -> None:
+def test_variant_names_are_escaped_in_the_results(
+    signed_in: Client, two_profile_cluster: Cluster
+) -> None:
     signed_in.post(
-        f"/clusters/{cluster.id}/compare/",
+        f"/clusters/{two_profile_cluster.id}/compare/",
         {
             "source": "cluster",
             "profiles": ["packer"],
@@ -110,9 +96,11 @@ def test_variant_names_are_escaped_in_the_results(signed_in: Client, cluster: Cl
     assert "&lt;b&gt;mine&lt;/b&gt;" in page and "<b>mine</b>" not in page
 
 
-def test_someone_elses_comparison_is_not_found(signed_in: Client, cluster: Cluster) -> None:
+def test_someone_elses_comparison_is_not_found(
+    signed_in: Client, two_profile_cluster: Cluster
+) -> None:
     signed_in.post(
-        f"/clusters/{cluster.id}/compare/",
+        f"/clusters/{two_profile_cluster.id}/compare/",
         {"source": "cluster", "profiles": ["default-scheduler", "packer"]},
     )
     run = CompareRun.objects.get()
@@ -120,4 +108,4 @@ def test_someone_elses_comparison_is_not_found(signed_in: Client, cluster: Clust
     other.force_login(User.objects.create_user("bob"))
     assert other.get(f"/compare/{run.id}/").status_code == 404
     assert other.get(f"/compare/{run.id}/state/").status_code == 404
-    assert other.get(f"/clusters/{cluster.id}/compare/").status_code == 404
+    assert other.get(f"/clusters/{two_profile_cluster.id}/compare/").status_code == 404

@@ -4,14 +4,11 @@ a retried task that counts nothing twice, and the embedded threads the request d
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from runner_fixtures import file_database, wait_until
 
-from schedviz.cluster import services as cluster_services
 from schedviz.cluster.models import Cluster
 from schedviz.compare import engine, selectors, services
 from schedviz.compare.models import CompareRun, CompareVariant
@@ -20,29 +17,20 @@ from worker import compare, tasks
 
 __all__ = ["file_database"]  # a fixture, used by name
 
-LESSON = Path(__file__).resolve().parents[2] / "schedviz/lessons/several-profiles/manifests.yaml"
 VARIANTS = [
     VariantSpec(name="spread", profile="default-scheduler"),
     VariantSpec(name="pack", profile="packer"),
 ]
 
 
-def _cluster() -> Cluster:
-    cluster = cluster_services.cluster_create(
-        name="lesson", owner=User.objects.create_user("alice")
-    )
-    cluster_services.manifests_apply_files(cluster=cluster, paths=[str(LESSON)])
-    return cluster
-
-
-def _run(settings: Any) -> CompareRun:
+@pytest.fixture
+def run(settings: Any, two_profile_cluster: Cluster) -> CompareRun:
     settings.SCHEDVIZ_START_RUNNERS = False
-    return services.compare_run_create(cluster=_cluster(), variants=VARIANTS)
+    return services.compare_run_create(cluster=two_profile_cluster, variants=VARIANTS)
 
 
 @pytest.mark.django_db
-def test_an_executed_variant_stores_its_result_with_every_pod_done(settings: Any) -> None:
-    run = _run(settings)
+def test_an_executed_variant_stores_its_result_with_every_pod_done(run: CompareRun) -> None:
     variant = run.variants.get(name="pack")
     answer = tasks.run_compare_variant(variant.id)
     assert answer["outcome"] == compare.SUCCEEDED and answer["worker"] == compare.process_name()
@@ -54,8 +42,7 @@ def test_an_executed_variant_stores_its_result_with_every_pod_done(settings: Any
 
 
 @pytest.mark.django_db
-def test_a_retried_task_of_a_finished_variant_changes_nothing(settings: Any) -> None:
-    run = _run(settings)
+def test_a_retried_task_of_a_finished_variant_changes_nothing(run: CompareRun) -> None:
     variant = run.variants.get(name="spread")
     compare.execute_variant(variant.id)
     variant.refresh_from_db()
@@ -67,9 +54,8 @@ def test_a_retried_task_of_a_finished_variant_changes_nothing(settings: Any) -> 
 
 @pytest.mark.django_db
 def test_a_variant_that_crashes_is_marked_failed_with_its_error(
-    settings: Any, monkeypatch: pytest.MonkeyPatch
+    run: CompareRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run = _run(settings)
 
     def crash(*args: Any, **kwargs: Any) -> dict[str, Any]:
         kwargs["progress"](1, 5)
@@ -99,9 +85,9 @@ def embedded(settings: Any, file_database: None) -> Iterator[None]:
 
 @pytest.mark.django_db(transaction=True)
 def test_embedded_runs_go_to_background_threads_and_finish_with_a_comparison(
-    embedded: None, settings: Any
+    embedded: None, run: CompareRun
 ) -> None:
-    run = _run(settings)  # the threads start when the creating transaction commits
+    # The threads started when the run's creating transaction committed.
     wait_until(
         lambda: (
             not CompareVariant.objects.filter(run=run)
