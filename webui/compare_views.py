@@ -28,6 +28,13 @@ RUN = "webui/compare/run.html"
 # Rows shown per table on the page (the API gives every row).
 ROWS_SHOWN = 500
 CONFIGURATION_SLOTS = 2
+CONFIGURATION_EXAMPLE = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated}}"""
 
 
 class CompareForm(forms.Form):
@@ -40,6 +47,11 @@ class CompareForm(forms.Form):
     profiles = forms.MultipleChoiceField(
         required=False, choices=(), widget=forms.CheckboxSelectMultiple
     )
+    other_profiles = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Other profiles, by schedulerName (comma-separated; for pasted manifests)",
+    )
     seed = forms.IntegerField(required=False)
 
     def __init__(self, *args: Any, profiles: list[str], **kwargs: Any) -> None:
@@ -50,7 +62,10 @@ class CompareForm(forms.Form):
         for slot in range(1, CONFIGURATION_SLOTS + 1):
             self.fields[f"name_{slot}"] = forms.CharField(required=False, max_length=100)
             self.fields[f"configuration_{slot}"] = forms.CharField(
-                required=False, widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"})
+                required=False,
+                widget=forms.Textarea(
+                    attrs={"rows": 8, "spellcheck": "false", "placeholder": CONFIGURATION_EXAMPLE}
+                ),
             )
 
     def configuration_slots(self) -> list[tuple[forms.BoundField, forms.BoundField]]:
@@ -61,7 +76,9 @@ class CompareForm(forms.Form):
 
     def variant_specs(self) -> list[services.VariantSpec]:
         data = self.cleaned_data
-        specs = [services.VariantSpec(name=name, profile=name) for name in data["profiles"]]
+        names = list(data["profiles"])
+        names += [n.strip() for n in data["other_profiles"].split(",") if n.strip()]
+        specs = [services.VariantSpec(name=name, profile=name) for name in dict.fromkeys(names)]
         for slot in range(1, CONFIGURATION_SLOTS + 1):
             text = data.get(f"configuration_{slot}") or ""
             if text.strip():
@@ -130,7 +147,7 @@ def _percent(value: float | None) -> str:
 
 
 def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:.1f}"
+    return "—" if value is None else f"{value:.1f}"
 
 
 def _balance_cells(balance: results.Balance | None) -> tuple[str, str, str]:

@@ -29,6 +29,10 @@ _lock = threading.Lock()
 _threads: dict[int, threading.Thread] = {}
 
 
+class _Superseded(Exception):
+    """The execution no longer owns its variant: it stops without writing anything more."""
+
+
 def start_run(run_id: int) -> None:
     variant_ids = list(
         CompareVariant.objects.filter(run_id=run_id)
@@ -83,7 +87,10 @@ def execute_variant(variant_id: int) -> str:
     variant = CompareVariant.objects.select_related("run").get(id=variant_id)
 
     def progress(done: int, total: int) -> None:
-        services.variant_progress(variant_id=variant_id, attempt=attempt, done=done, total=total)
+        if not services.variant_progress(
+            variant_id=variant_id, attempt=attempt, done=done, total=total
+        ):
+            raise _Superseded  # another execution took the variant over, or it was deleted
 
     try:
         result = engine.run_variant(
@@ -94,6 +101,8 @@ def execute_variant(variant_id: int) -> str:
             progress=progress,
             extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
         )
+    except _Superseded:
+        return SUPERSEDED
     except Exception as error:
         logger.exception("variant %s of comparison %s failed", variant.name, variant.run_id)
         failed = services.variant_fail(

@@ -109,3 +109,30 @@ def test_someone_elses_comparison_is_not_found(
     assert other.get(f"/compare/{run.id}/").status_code == 404
     assert other.get(f"/compare/{run.id}/state/").status_code == 404
     assert other.get(f"/clusters/{two_profile_cluster.id}/compare/").status_code == 404
+
+
+def test_pasted_manifests_may_name_their_own_profiles(
+    signed_in: Client, two_profile_cluster: Cluster
+) -> None:
+    workload = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p1}
+spec: {containers: [{name: c, image: i}]}
+---
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles: [{schedulerName: left}, {schedulerName: right}]
+"""
+    response = signed_in.post(
+        f"/clusters/{two_profile_cluster.id}/compare/",
+        {"source": "manifests", "manifests": workload, "other_profiles": "left, right"},
+    )
+    assert response.status_code == 302, response.content.decode()
+    run = CompareRun.objects.get()
+    assert list(run.variants.values_list("profile", flat=True)) == ["left", "right"]

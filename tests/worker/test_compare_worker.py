@@ -77,6 +77,7 @@ def test_a_variant_that_crashes_is_marked_failed_with_its_error(
 @pytest.fixture
 def embedded(settings: Any, file_database: None) -> Iterator[None]:
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.SCHEDVIZ_START_RUNNERS = False  # no cluster runner: only the variants' threads
     yield
     for thread in compare.variant_threads():
         thread.join(timeout=60)
@@ -100,3 +101,25 @@ def test_embedded_runs_go_to_background_threads_and_finish_with_a_comparison(
     assert state.status == "succeeded"
     assert state.comparison is not None
     assert state.comparison.differing  # spread over two nodes, or packed onto one
+
+
+@pytest.mark.django_db
+def test_an_execution_taken_over_by_another_stops_at_its_next_progress_report(
+    run: CompareRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    variant = run.variants.get(name="spread")
+    reports: list[int] = []
+
+    def taken_over(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        kwargs["progress"](0, 5)
+        reports.append(0)
+        services.variant_claim(variant_id=variant.id, worker="the retry")
+        kwargs["progress"](2, 5)
+        reports.append(2)
+        return {"pods": {}}
+
+    monkeypatch.setattr(engine, "run_variant", taken_over)
+    assert compare.execute_variant(variant.id) == compare.SUPERSEDED
+    assert reports == [0]
+    variant.refresh_from_db()
+    assert (variant.status, variant.worker, variant.result) == ("running", "the retry", None)
