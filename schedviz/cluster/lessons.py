@@ -1,7 +1,7 @@
 """The built-in lessons: small clusters that each show one thing the scheduler does.
 
 A lesson is a folder ``schedviz/lessons/<slug>/`` with ``lesson.yaml`` (title, summary,
-explanation, things_to_try) and ``manifests.yaml`` (the objects, maybe a
+teaches, explanation, things_to_try) and ``manifests.yaml`` (the objects, maybe a
 KubeSchedulerConfiguration). Loading one makes a new cluster named after it, in virtual time,
 with the manifests applied through ``services.manifests_apply``; the cluster remembers the
 lesson (``Cluster.lesson``), so its dashboard can show the lesson beside it.
@@ -35,6 +35,8 @@ class LessonInfo:
     summary: str
     explanation: str
     things_to_try: tuple[str, ...]
+    # What the lesson teaches, in a few words each (plugins, extension points, settings).
+    teaches: tuple[str, ...] = ()
     # The lessons' order in a list (lesson.yaml's ``order``).
     order: int = 0
 
@@ -45,6 +47,7 @@ class LessonInfo:
             "summary": self.summary,
             "explanation": self.explanation,
             "thingsToTry": list(self.things_to_try),
+            "teaches": list(self.teaches),
         }
 
 
@@ -66,6 +69,7 @@ def _info(slug: str, folder: Traversable) -> LessonInfo:
         summary=str(data["summary"]).strip(),
         explanation=str(data["explanation"]).strip(),
         things_to_try=tuple(str(t).strip() for t in data.get("things_to_try") or []),
+        teaches=tuple(str(t).strip() for t in data.get("teaches") or []),
         order=int(data.get("order", 0)),
     )
 

@@ -271,9 +271,7 @@ class Prediction(models.Model):
     correct = models.BooleanField(null=True, blank=True)
 
     class Meta:
-        indexes = [
-            models.Index(fields=["cluster", "revealed_cycle"], name="prediction_by_reveal")
-        ]
+        indexes = [models.Index(fields=["cluster", "revealed_cycle"], name="prediction_by_reveal")]
         ordering = ["id"]
 
 

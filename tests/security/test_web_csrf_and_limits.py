@@ -73,7 +73,13 @@ def webui_routes() -> list[tuple[str, list[str]]]:
     return routes
 
 
-ARGUMENTS = {"action": "run", "namespace": "default", "name": "n1", "number": 1}
+ARGUMENTS = {
+    "action": "run",
+    "namespace": "default",
+    "name": "n1",
+    "number": 1,
+    "slug": "resource-fit",
+}
 
 
 def route_url(name: str, arguments: list[str], cluster: Cluster) -> str:
@@ -174,6 +180,8 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "node_delete",
         "apply",
         "profiles",
+        "lesson_load",
+        "predict",
     }
     # Reads are never limited.
     for name in ("index", "dashboard", "pod_new", "node_new", "node", "apply", "profiles"):
