@@ -72,6 +72,23 @@ def test_api_lists_and_loads_lessons(client: Client) -> None:
     assert loaded.status_code == 201
     cluster = Cluster.objects.get(id=loaded.json()["id"])
     assert cluster.owner == token.user
+    assert cluster.lesson == "topology-spread"
+    assert cluster.run_state == Cluster.RunState.RUNNING
+    paused = client.post(
+        "/api/lessons/topology-spread/load",
+        data={"paused": True},
+        content_type="application/json",
+        **auth,
+    )
+    assert paused.status_code == 201
+    assert Cluster.objects.get(id=paused.json()["id"]).run_state == Cluster.RunState.PAUSED
+    refused = client.post(
+        "/api/lessons/topology-spread/load",
+        data={"paused": "yes"},
+        content_type="application/json",
+        **auth,
+    )
+    assert refused.status_code == 400 and "paused:" in refused.json()["errors"][0]
     assert client.post("/api/lessons/nope/load", **auth).status_code == 404
     assert client.get("/api/lessons/topology-spread/load", **auth).status_code == 405
     assert client.get("/api/lessons").status_code == 401
