@@ -133,6 +133,9 @@ def predict_context(
             "latest_url": (
                 cycle_path(cluster.pk, latest.prediction.revealed_cycle or 0) if latest else ""
             ),
+            "latest_bound_url": (
+                cycle_path(cluster.pk, latest.bound_cycle) if latest and latest.bound_cycle else ""
+            ),
             "latest_pod_url": (
                 pod_path(
                     cluster.pk,

@@ -19,7 +19,13 @@ from django.utils import timezone
 from schedviz.cluster.models import Cluster, Cycle, Node, Pod, Prediction
 from schedviz.cluster.services import ServiceError
 from schedviz.kube.errors import go_quote
-from schedviz.scheduler.prediction import RESULT_WAITING, UNSCHEDULABLE, Reveal, reveal
+from schedviz.scheduler.prediction import (
+    RESULT_SCHEDULED,
+    RESULT_WAITING,
+    UNSCHEDULABLE,
+    Reveal,
+    reveal,
+)
 
 # Shown in the dashboard's history of guesses.
 HISTORY_LENGTH = 10
@@ -138,6 +144,9 @@ class Revealed:
     prediction: Prediction
     # None when the cycle is no longer kept (trace retention).
     reveal: Reveal | None
+    # After a preemption: the later cycle that bound the pod, once it has run.
+    bound_cycle: int | None = None
+    bound_node: str = ""
 
 
 def predictions_history(*, cluster: Cluster, limit: int = HISTORY_LENGTH) -> list[Prediction]:
@@ -156,7 +165,26 @@ def prediction_reveal_get(*, prediction: Prediction) -> Revealed:
     row = None
     if number is not None:
         row = Cycle.objects.filter(cluster_id=prediction.cluster_id, number=number).first()
-    return Revealed(prediction, None if row is None else reveal(row.trace(), prediction.node))
+    if row is None:
+        return Revealed(prediction, None)
+    found = reveal(row.trace(), prediction.node)
+    if not found.nominated_node:
+        return Revealed(prediction, found)
+    bound = (
+        Cycle.objects.filter(
+            cluster_id=prediction.cluster_id,
+            pod_namespace=prediction.pod_namespace,
+            pod_name=prediction.pod_name,
+            number__gt=row.number,
+            result=RESULT_SCHEDULED,
+        )
+        .order_by("number")
+        .values_list("number", "node")
+        .first()
+    )
+    if bound is None:
+        return Revealed(prediction, found)
+    return Revealed(prediction, found, bound_cycle=bound[0], bound_node=bound[1])
 
 
 __all__ = [

@@ -302,3 +302,11 @@ def test_preemption_is_revealed_with_its_victims(user: User, signed_in: Client) 
     polite = Prediction.objects.get(cluster=cluster, pod_name="polite")
     assert (polite.revealed_cycle, polite.correct) == (1, True)
     assert "1 right" in html and "1 wrong" in html
+    assert "is bound in a later cycle" in html
+    # The victim goes, polite is tried again (and fails), then web-2 is bound where nominated.
+    services.cluster_step(cluster=cluster)
+    services.cluster_step(cluster=cluster)
+    _step(cluster)
+    html = signed_in.get(url, headers=HTMX).content.decode()
+    assert 'data-verdict="preemption"' in html
+    assert f'and bound to <bdi>node-a</bdi> in <a href="/clusters/{cluster.pk}/cycles/4/">' in html
