@@ -30,7 +30,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from schedviz.cluster.models import Cluster
-from webui import predictions, presenters
+from webui import prediction_panel, presenters
 
 DASHBOARD = "webui/dashboard/page.html"
 # The node cards and pending pods are re-read at most this often (seconds) per browser, and
@@ -79,9 +79,9 @@ def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> st
     )
 
 
-# "Predict, then reveal" (webui/predictions.py): the panel follows the cycles (reveals), the
+# "Predict, then reveal" (webui/prediction_panel.py): the panel follows the cycles (reveals), the
 # head of activeQ (the pod to guess about) and the run state.
-_render_predict = database_sync_to_async(predictions.predict_fragment)
+_render_predict = database_sync_to_async(prediction_panel.predict_fragment)
 
 
 @database_sync_to_async
@@ -182,7 +182,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             events=self.requeue_events,
             as_of="live",
         )
-        head = predictions.active_head(event.get("queue"))
+        head = prediction_panel.active_head(event.get("queue"))
         fragment = ""
         if head != self.active_head:
             self.active_head = head

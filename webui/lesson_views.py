@@ -3,7 +3,7 @@
 ``/lessons/`` lists the built-in lessons (schedviz/lessons/); a lesson's page shows its
 explanation and things to try, and loads it into a new cluster (``lessons.lesson_load``). The
 prediction view takes a learner's guess (``predictions.prediction_create``) and answers with the
-panel the dashboard shows (webui/predictions.py). Views parse input, call one service or
+panel the dashboard shows (webui/prediction_panel.py). Views parse input, call one service or
 selector, and render.
 """
 
@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from schedviz.cluster import lessons, predictions
 from schedviz.cluster.services import ObjectNotFound, ServiceError
 from webui.limits import limit_page_writes
-from webui.predictions import PREDICT_TEMPLATE, predict_context
+from webui.prediction_panel import PREDICT_TEMPLATE, UNSCHEDULABLE_CHOICE, predict_context
 from webui.views import _cluster, _dashboard_url, _is_htmx, _owner
 
 LESSONS = "webui/lessons/list.html"
@@ -29,10 +29,6 @@ class LessonLoadForm(forms.Form):
     paused = forms.BooleanField(
         required=False, label="Start paused, to step one cycle at a time and predict each pod"
     )
-
-
-# The guess "unschedulable": the form's value, never a node name (node names cannot be empty).
-UNSCHEDULABLE_CHOICE = "-"
 
 
 class PredictionForm(forms.Form):

@@ -41,7 +41,7 @@ from webui.forms import (
     add_service_errors,
 )
 from webui.limits import limit_page_writes
-from webui.predictions import lesson_context, predict_context
+from webui.prediction_panel import lesson_context, predict_context
 
 DASHBOARD = "webui/dashboard/page.html"
 CLUSTERS = "webui/clusters/list.html"

@@ -139,7 +139,7 @@ def test_the_paused_dashboard_offers_the_next_pod_and_every_node(
     assert '<option value="default/spread-me" selected>' in html
     for node in ("node-a", "node-b", "node-small"):
         assert f'type="radio" name="node" value="{node}"' in html
-    assert 'value="-"' in html
+    assert 'value="/unschedulable"' in html
 
 
 @pytest.mark.django_db
@@ -159,7 +159,7 @@ def test_a_guess_is_kept_with_the_newest_cycle_number(
     )
     assert prediction.after_cycle == 0 and prediction.revealed_cycle is None
     # A second guess about the same pod before its cycle replaces the first.
-    signed_in.post(url, {"pod": "default/spread-me", "node": "-"}, headers=HTMX)
+    signed_in.post(url, {"pod": "default/spread-me", "node": "/unschedulable"}, headers=HTMX)
     (prediction,) = Prediction.objects.filter(cluster=lesson_cluster)
     assert prediction.node == ""
 
@@ -292,8 +292,8 @@ def test_preemption_is_revealed_with_its_victims(user: User, signed_in: Client) 
     cluster = lessons.lesson_load(slug="priority-and-preemption", owner=user, paused=True)
     url = reverse("webui:predict", args=[cluster.pk])
     # polite is popped first and stays unschedulable; web-2 preempts low-1 on node-a.
-    signed_in.post(url, {"pod": "default/polite", "node": "-"}, headers=HTMX)
-    signed_in.post(url, {"pod": "default/web-2", "node": "-"}, headers=HTMX)
+    signed_in.post(url, {"pod": "default/polite", "node": "/unschedulable"}, headers=HTMX)
+    signed_in.post(url, {"pod": "default/web-2", "node": "/unschedulable"}, headers=HTMX)
     services.cluster_step(cluster=cluster)
     _step(cluster)
     html = signed_in.get(url, headers=HTMX).content.decode()

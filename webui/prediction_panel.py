@@ -27,6 +27,8 @@ PODS_OFFERED = 100
 NODES_OFFERED = 500
 # Up to this many nodes are radio buttons; more are a list box.
 NODE_RADIOS = 16
+# The form's value for the guess "unschedulable": not a node name ('/' is never in one).
+UNSCHEDULABLE_CHOICE = "/unschedulable"
 # Pending pods looked at for the first one not gated.
 QUEUE_ORDER_SCAN = 200
 
@@ -108,23 +110,36 @@ def predict_context(
         if next_pod and next_pod not in pending:
             pending.insert(0, next_pod)
     chosen = chosen or {}
+    open_guesses = list(predictions.predictions_open(cluster=cluster))
+    pod = chosen.get("pod") or next_pod
+    node = chosen.get("node")
+    if node is None:
+        # The learner's open guess about the pod offered, so that it can be changed.
+        node = next(
+            (
+                g.node or UNSCHEDULABLE_CHOICE
+                for g in open_guesses
+                if f"{g.pod_namespace}/{g.pod_name}" == pod
+            ),
+            None,
+        )
     history = predictions.predictions_history(cluster=cluster)
     latest = predictions.prediction_reveal_get(prediction=history[0]) if history else None
-    open_guesses = list(predictions.predictions_open(cluster=cluster))
     return {
         "cluster": cluster,
         "oob": oob,
         "predict": {
             "paused": paused,
             "pods": pending,
-            "pod": chosen.get("pod") or next_pod,
+            "pod": pod,
             "next_pod": next_pod,
             "known_from": known_from,
             "nodes": nodes,
             "more_nodes": len(nodes) == NODES_OFFERED
             and NodeRow.objects.filter(cluster=cluster).count() > NODES_OFFERED,
             "radios": len(nodes) <= NODE_RADIOS,
-            "node": chosen.get("node"),
+            "unschedulable": UNSCHEDULABLE_CHOICE,
+            "node": node,
             "errors": errors or [],
             "open": [
                 {"prediction": p, "pod": f"{p.pod_namespace}/{p.pod_name}"} for p in open_guesses

@@ -15,7 +15,7 @@ from django.contrib.auth.models import AnonymousUser
 from schedviz.cluster import lessons, predictions, services
 from schedviz.cluster.models import Cluster
 from webui.consumers import group_name
-from webui.predictions import active_head, predict_context, predict_fragment
+from webui.prediction_panel import active_head, predict_context, predict_fragment
 from webui.routing import websocket_urlpatterns
 from worker.runner import run_cluster
 
@@ -41,6 +41,19 @@ def test_the_published_head_of_activeq_is_offered_first() -> None:
     live = predict_context(cluster=cluster, active_head="default/ratio-me")["predict"]
     assert (live["pod"], live["known_from"]) == ("default/ratio-me", "activeQ")
     assert live["nodes"] == ["node-a", "node-b", "node-small"] and live["radios"]
+
+
+def test_the_open_guess_about_the_offered_pod_is_preselected() -> None:
+    cluster = lessons.lesson_load(slug="resource-fit", paused=True)
+    predictions.prediction_create(
+        cluster=cluster, namespace="default", name="spread-me", node="node-small"
+    )
+    assert predict_context(cluster=cluster)["predict"]["node"] == "node-small"
+    predictions.prediction_create(cluster=cluster, namespace="default", name="spread-me", node="")
+    assert predict_context(cluster=cluster)["predict"]["node"] == "/unschedulable"
+    assert (
+        predict_context(cluster=cluster, active_head="default/pack-me")["predict"]["node"] is None
+    )
 
 
 def test_gated_pods_are_not_offered_as_next() -> None:
