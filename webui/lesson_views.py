@@ -89,8 +89,9 @@ def lesson_load(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @limit_page_writes
 def predict(request: HttpRequest, cluster_id: int) -> HttpResponse:
-    """GET: the prediction panel (htmx polls it when the websocket is not there). POST: the
-    learner's guess; the panel again, with the errors naming the field when refused."""
+    """GET: the prediction panel (the fragment for htmx, else a page holding it). POST: the
+    learner's guess; the panel again, with the errors naming the field when refused (a plain
+    form post that succeeds goes back to the dashboard)."""
     cluster = _cluster(request, cluster_id)
     errors: list[str] = []
     chosen: dict[str, str] = {}
@@ -115,6 +116,6 @@ def predict(request: HttpRequest, cluster_id: int) -> HttpResponse:
     cluster.refresh_from_db()
     context = predict_context(cluster=cluster, errors=errors, chosen=chosen)
     status = 400 if errors else 200
-    if _is_htmx(request) or request.method == "GET":
+    if _is_htmx(request):
         return render(request, f"{PREDICT_TEMPLATE}#predict", context, status=status)
     return render(request, "webui/lessons/predict_page.html", context, status=status)

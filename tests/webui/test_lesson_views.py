@@ -226,6 +226,10 @@ def test_a_plain_form_post_goes_back_to_the_dashboard(
         {"pod": "default/spread-me", "node": "node-z"},
     )
     assert refused.status_code == 400 and b"node:" in refused.content
+    assert b"<!doctype html>" in refused.content and b"Back to the dashboard" in refused.content
+    page = signed_in.get(reverse("webui:predict", args=[lesson_cluster.pk]))
+    assert page.status_code == 200 and b'id="predict"' in page.content
+    assert b"<!doctype html>" in page.content
 
 
 def _step(cluster: Cluster) -> None:
