@@ -30,7 +30,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from schedviz.cluster.models import Cluster
-from webui import presenters
+from webui import prediction_panel, presenters
 
 DASHBOARD = "webui/dashboard/page.html"
 # The node cards and pending pods are re-read at most this often (seconds) per browser, and
@@ -79,6 +79,11 @@ def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> st
     )
 
 
+# "Predict, then reveal" (webui/prediction_panel.py): the panel follows the cycles (reveals), the
+# head of activeQ (the pod to guess about) and the run state.
+_render_predict = database_sync_to_async(prediction_panel.predict_fragment)
+
+
 @database_sync_to_async
 def _render_controls(cluster_id: int, *, only_paused: bool = False) -> str:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
@@ -100,6 +105,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     _refresh: asyncio.Task[None] | None
     _refreshed_at: float
     _refresh_interval: float
+    active_head: str | None = None
+    paused: bool | None = None
 
     async def connect(self) -> None:
         self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
@@ -159,6 +166,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         await self.send(
             text_data=render_to_string(f"{DASHBOARD}#feed", {"feed": self.feed, "oob": True})
             + await _render_controls(self.cluster_id, only_paused=True)
+            + await _render_predict(cluster_id=self.cluster_id, active_head=self.active_head)
         )
         self._refresh_soon()
 
@@ -174,8 +182,14 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             events=self.requeue_events,
             as_of="live",
         )
+        head = prediction_panel.active_head(event.get("queue"))
+        fragment = ""
+        if head != self.active_head:
+            self.active_head = head
+            fragment = await _render_predict(cluster_id=self.cluster_id, active_head=head)
         await self.send(
             text_data=render_to_string(f"{DASHBOARD}#queue", {"queue": queue, "oob": True})
+            + fragment
         )
         self._refresh_soon()
 
@@ -187,8 +201,21 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         await self.send(
             text_data=render_to_string(f"{DASHBOARD}#status", {"runner": event, "oob": True})
             + await _render_controls(self.cluster_id)
+            + await self._predict_on_status(event)
         )
         self._refresh_soon()
+
+    async def _predict_on_status(self, event: dict[str, Any]) -> str:
+        """The prediction panel when the run state changed (its form shows while paused only);
+        "" otherwise, so that a guess being picked is not reset by a runner going idle."""
+        paused = event.get("paused")
+        if not isinstance(paused, bool) or paused == self.paused:
+            return ""
+        self.paused = paused
+        fragment: str = await _render_predict(
+            cluster_id=self.cluster_id, active_head=self.active_head, always=True
+        )
+        return fragment
 
     async def _forward(self, event: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(event, separators=(",", ":")))

@@ -1,4 +1,4 @@
-"""Routes of the web UI: cluster pages and dashboard, and the trace pages."""
+"""Routes of the web UI: cluster pages and dashboard, the trace pages, the lessons."""
 
 from django.urls import include, path
 
@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("webui.dashboard_urls")),
     path("", include("webui.trace_urls")),
     path("", include("webui.compare_urls")),
+    path("", include("webui.lesson_urls")),
 ]

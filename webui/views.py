@@ -41,6 +41,7 @@ from webui.forms import (
     add_service_errors,
 )
 from webui.limits import limit_page_writes
+from webui.prediction_panel import lesson_context, predict_context
 
 DASHBOARD = "webui/dashboard/page.html"
 CLUSTERS = "webui/clusters/list.html"
@@ -149,6 +150,7 @@ def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
     target = request.htmx.target if _is_htmx(request) else None  # type: ignore[attr-defined]
     if target in DASHBOARD_FRAGMENTS:
         return render(request, f"{DASHBOARD}#{target}", context)
+    context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
     return render(request, DASHBOARD, context)
 
 

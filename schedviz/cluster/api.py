@@ -329,6 +329,11 @@ def lesson_list(request: HttpRequest, user: User) -> HttpResponse:
 @api_view("POST")
 @limit_writes
 def lesson_load(request: HttpRequest, user: User, slug: str) -> HttpResponse:
-    """A new cluster of the user's holding the lesson's manifests."""
-    cluster = lessons.lesson_load(slug=slug, owner=user)
+    """A new cluster of the user's holding the lesson's manifests; a JSON body {"paused": true}
+    (optional) makes it start paused, to be stepped one cycle at a time."""
+    body = _json_body(request) if request.content_type == "application/json" else {}
+    paused = body.get("paused", False)
+    if not isinstance(paused, bool):
+        raise _BadRequest("paused: Invalid value: must be a boolean")
+    cluster = lessons.lesson_load(slug=slug, owner=user, paused=paused)
     return JsonResponse({"id": cluster.id, "name": cluster.name}, status=201)

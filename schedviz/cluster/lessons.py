@@ -1,9 +1,10 @@
 """The built-in lessons: small clusters that each show one thing the scheduler does.
 
 A lesson is a folder ``schedviz/lessons/<slug>/`` with ``lesson.yaml`` (title, summary,
-explanation, things_to_try) and ``manifests.yaml`` (the objects, maybe a
+teaches, explanation, things_to_try) and ``manifests.yaml`` (the objects, maybe a
 KubeSchedulerConfiguration). Loading one makes a new cluster named after it, in virtual time,
-with the manifests applied through ``services.manifests_apply``.
+with the manifests applied through ``services.manifests_apply``; the cluster remembers the
+lesson (``Cluster.lesson``), so its dashboard can show the lesson beside it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class LessonInfo:
     summary: str
     explanation: str
     things_to_try: tuple[str, ...]
+    # What the lesson teaches, in a few words each (plugins, extension points, settings).
+    teaches: tuple[str, ...] = ()
     # The lessons' order in a list (lesson.yaml's ``order``).
     order: int = 0
 
@@ -44,6 +47,7 @@ class LessonInfo:
             "summary": self.summary,
             "explanation": self.explanation,
             "thingsToTry": list(self.things_to_try),
+            "teaches": list(self.teaches),
         }
 
 
@@ -65,6 +69,7 @@ def _info(slug: str, folder: Traversable) -> LessonInfo:
         summary=str(data["summary"]).strip(),
         explanation=str(data["explanation"]).strip(),
         things_to_try=tuple(str(t).strip() for t in data.get("things_to_try") or []),
+        teaches=tuple(str(t).strip() for t in data.get("teaches") or []),
         order=int(data.get("order", 0)),
     )
 
@@ -90,15 +95,19 @@ def lesson_get(slug: str) -> Lesson:
     )
 
 
-def lesson_load(*, slug: str, owner: User | None = None) -> Cluster:
-    """A new virtual-clock cluster named after the lesson, holding its manifests."""
+def lesson_load(*, slug: str, owner: User | None = None, paused: bool = False) -> Cluster:
+    """A new virtual-clock cluster named after the lesson, holding its manifests. ``paused``:
+    no cycle runs until asked for (step by step, to predict each placement)."""
     lesson = lesson_get(slug)
     with transaction.atomic():
         cluster = services.cluster_create(
             name=free_cluster_name(owner=owner, base=lesson.info.title),
             owner=owner,
             clock_mode=Cluster.ClockMode.VIRTUAL,
+            run_state=Cluster.RunState.PAUSED if paused else Cluster.RunState.RUNNING,
         )
+        Cluster.objects.filter(pk=cluster.pk).update(lesson=slug)
+        cluster.lesson = slug
         services.manifests_apply(
             cluster=cluster, text=lesson.manifests, source=f"lessons/{slug}/{MANIFESTS_FILE}"
         )

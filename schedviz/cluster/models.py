@@ -52,6 +52,8 @@ class Cluster(models.Model):
     # The scheduler clock of the last runner (virtual mode continues from it).
     scheduler_time = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The built-in lesson (its slug) the cluster was loaded from; "" for any other cluster.
+    lesson = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -251,6 +253,26 @@ class Cycle(models.Model):
     def trace(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(zlib.decompress(bytes(self.body)))
         return data
+
+
+class Prediction(models.Model):
+    """A learner's guess of the node a pod lands on in its next scheduling cycle, and, once that
+    cycle has run, the cycle it was revealed against and whether the guess was right."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="predictions")
+    pod_namespace = models.CharField(max_length=253)
+    pod_name = models.CharField(max_length=253)
+    # The node guessed; "" for "unschedulable".
+    node = models.CharField(max_length=253, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The cluster's newest cycle when the guess was made: the reveal is the pod's next one.
+    after_cycle = models.PositiveIntegerField(default=0)
+    revealed_cycle = models.PositiveIntegerField(null=True, blank=True)
+    correct = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "revealed_cycle"], name="prediction_by_reveal")]
+        ordering = ["id"]
 
 
 class Event(models.Model):

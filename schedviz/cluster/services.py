@@ -44,6 +44,7 @@ from schedviz.cluster.models import (
     Lease,
     NamespacedResource,
     PendingPods,
+    Prediction,
     Profile,
 )
 from schedviz.cluster.models import Node as NodeRow
@@ -209,6 +210,8 @@ def cluster_reset(*, cluster: Cluster) -> None:
         Change.objects.filter(cluster=cluster).delete()
         Cycle.objects.filter(cluster=cluster).delete()
         Event.objects.filter(cluster=cluster).delete()
+        # Guesses about the deleted cycles' pods go with them (cycle numbers start again at 1).
+        Prediction.objects.filter(cluster=cluster).delete()
         Lease.objects.filter(cluster=cluster).delete()
         Cluster.objects.filter(id=cluster.id).update(scheduler_time=0.0, pending_steps=0)
         cluster.scheduler_time, cluster.pending_steps = 0.0, 0

@@ -25,6 +25,7 @@ def test_lessons_are_listed_in_teaching_order_with_their_text() -> None:
     for info in infos:
         assert info.title and info.summary and len(info.explanation) > 500
         assert info.things_to_try and all(info.things_to_try)
+        assert info.teaches and all(info.teaches)
 
 
 def test_unknown_lesson_is_not_found() -> None:
@@ -66,11 +67,28 @@ def test_api_lists_and_loads_lessons(client: Client) -> None:
     listed = client.get("/api/lessons", **auth)
     assert listed.status_code == 200
     first = listed.json()["lessons"][0]
-    assert set(first) == {"slug", "title", "summary", "explanation", "thingsToTry"}
+    assert set(first) == {"slug", "title", "summary", "explanation", "thingsToTry", "teaches"}
     loaded = client.post("/api/lessons/topology-spread/load", **auth)
     assert loaded.status_code == 201
     cluster = Cluster.objects.get(id=loaded.json()["id"])
     assert cluster.owner == token.user
+    assert cluster.lesson == "topology-spread"
+    assert cluster.run_state == Cluster.RunState.RUNNING
+    paused = client.post(
+        "/api/lessons/topology-spread/load",
+        data={"paused": True},
+        content_type="application/json",
+        **auth,
+    )
+    assert paused.status_code == 201
+    assert Cluster.objects.get(id=paused.json()["id"]).run_state == Cluster.RunState.PAUSED
+    refused = client.post(
+        "/api/lessons/topology-spread/load",
+        data={"paused": "yes"},
+        content_type="application/json",
+        **auth,
+    )
+    assert refused.status_code == 400 and "paused:" in refused.json()["errors"][0]
     assert client.post("/api/lessons/nope/load", **auth).status_code == 404
     assert client.get("/api/lessons/topology-spread/load", **auth).status_code == 405
     assert client.get("/api/lessons").status_code == 401

@@ -73,7 +73,14 @@ def webui_routes() -> list[tuple[str, list[str]]]:
     return routes
 
 
-ARGUMENTS = {"action": "run", "namespace": "default", "name": "n1", "number": 1, "run_id": 1}
+ARGUMENTS = {
+    "action": "run",
+    "namespace": "default",
+    "name": "n1",
+    "number": 1,
+    "slug": "resource-fit",
+    "run_id": 1,
+}
 
 
 def route_url(name: str, arguments: list[str], cluster: Cluster) -> str:
@@ -175,6 +182,8 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "apply",
         "profiles",
         "compare_new",
+        "lesson_load",
+        "predict",
     }
     # Reads are never limited.
     for name in ("index", "dashboard", "pod_new", "node_new", "node", "apply", "profiles"):

@@ -1,0 +1,56 @@
+"""A learner's first lesson in a real Chromium against the live ASGI server (conftest): open the
+lessons, load one (paused), guess where the next pod lands, step one cycle, and see the reveal
+arrive over the websocket without reloading the page."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# Runners start on commit and stop after SCHEDVIZ_RUNNER_IDLE_SECONDS (5 s): generous waits.
+LIVE_TIMEOUT_MS = 45_000
+
+
+def test_a_learner_loads_a_lesson_predicts_steps_and_sees_the_reveal(dashboard_page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = dashboard_page
+    page.goto("/")
+    page.locator("#lessons-link").click()
+    expect(page.locator("h1")).to_have_text("Lessons")
+    page.get_by_role("link", name="1. Resource fit and the three scoring strategies").click()
+    expect(page.locator(".lesson-text")).to_contain_text("LeastAllocated")
+    # Loaded paused: no cycle runs until the learner steps.
+    expect(page.locator("#id_paused")).to_be_checked()
+    page.locator("#load-lesson").click()
+    page.wait_for_url(re.compile(r"/clusters/\d+/$"))
+    expect(page.locator("#lesson-panel")).to_contain_text("Things to try")
+    expect(page.locator("#run-state")).to_have_text("Paused")
+    document = page.evaluate_handle("document")
+    # The runner started by the load lists the pods, publishes the queue and goes idle; once it
+    # is idle nothing re-renders the form while the guess is picked.
+    expect(page.locator("#runner-status")).to_contain_text("idle", timeout=LIVE_TIMEOUT_MS)
+
+    expect(page.locator("#predict-pod")).to_have_value("default/spread-me")
+    page.locator('#predict input[name="node"][value="node-a"]').check()
+    page.locator("#predict-button").click()
+    expect(page.locator("#open-guesses")).to_contain_text("default/spread-me")
+    expect(page.locator("#open-guesses")).to_contain_text("node-a")
+
+    page.locator("#step-button").click()
+    reveal = page.locator("#reveal")
+    expect(reveal).to_have_attribute("data-verdict", "scored-lower", timeout=LIVE_TIMEOUT_MS)
+    expect(reveal).to_contain_text("Wrong")
+    expect(reveal.locator(".chosen")).to_have_text("node-b")
+    expect(reveal.locator("tr.decisive").first).to_contain_text("NodeResourcesFit")
+    expect(page.locator("#tally")).to_contain_text("0 right · 1 wrong")
+    # The reveal came over the websocket: the page was never reloaded.
+    assert page.evaluate("(d) => d === document", document)
+    # The feed shows the cycle the guess was revealed against, and its trace is a click away.
+    expect(page.locator("#feed")).to_contain_text("default/spread-me")
+    reveal.get_by_role("link", name=re.compile(r"cycle #\d+")).click()
+    expect(page.locator("body")).to_contain_text("node-b")
