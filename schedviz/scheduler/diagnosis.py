@@ -213,15 +213,16 @@ class PendingDiagnosis:
         data["aggregate"]["reasons"] = [
             {**asdict(r), "text": r.text} for r in self.aggregate.reasons
         ]
-        camel: dict[str, Any] = _camel(data)
+        camel: dict[str, Any] = camel_keys(data)
         return camel
 
 
-def _camel(value: Any) -> Any:
+def camel_keys(value: Any) -> Any:
+    """A dataclass's asdict() with the keys as the trace format writes them (camelCase)."""
     if isinstance(value, dict):
-        return {_camel_key(k): _camel(v) for k, v in value.items()}
+        return {_camel_key(str(k)): camel_keys(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_camel(v) for v in value]
+        return [camel_keys(v) for v in value]
     return value
 
 
