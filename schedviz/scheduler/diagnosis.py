@@ -481,9 +481,9 @@ def _resource_advice(pod: Pod, cluster: _Cluster, rejected: Sequence[str]) -> li
         if largest < request.get(resource):
             suggestions.append(
                 f"the request of {amount} exceeds every node's allocatable (the largest is "
-                f"{largest_node} with {format_amount(resource, largest)}): no deletion or "
-                f"preemption can make room; add a node with at least {amount} allocatable or "
-                "lower the request"
+                f"{largest_node} with {format_amount(resource, largest)} {resource}): no "
+                f"deletion or preemption can make room; add a node with at least {amount} "
+                "allocatable or lower the request"
             )
         elif not resolvable:
             small = ", ".join(n for n, _ in items)

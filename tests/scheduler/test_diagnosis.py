@@ -150,9 +150,9 @@ def test_node_resources_fit_names_the_closest_node_and_its_shortfall() -> None:
 def test_node_resources_fit_says_when_the_request_exceeds_every_node() -> None:
     simulation = simulate(node("n1", "1"), node("n2", "2"), pod("p", "3"))
     assert advice(diagnosis_of(simulation), "NodeResourcesFit") == [
-        "the request of 3 cpu exceeds every node's allocatable (the largest is n2 with 2): no "
-        "deletion or preemption can make room; add a node with at least 3 cpu allocatable or "
-        "lower the request"
+        "the request of 3 cpu exceeds every node's allocatable (the largest is n2 with 2 cpu): "
+        "no deletion or preemption can make room; add a node with at least 3 cpu allocatable "
+        "or lower the request"
     ]
 
 
