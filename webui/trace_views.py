@@ -593,6 +593,7 @@ def pod(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> Htt
         "manifest": yaml.safe_dump(row.manifest, sort_keys=False) if row is not None else "",
         "attempts": attempts,
         "why": why.diagnosis if why is not None else None,
+        "gates": why.scheduling_gates if why is not None else (),
         "diff": diff,
         "diff_a": diff_a,
         "diff_b": diff_b,

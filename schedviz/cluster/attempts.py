@@ -27,6 +27,7 @@ from schedviz.cluster.services import ObjectNotFound
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import go_quote
 from schedviz.kube.objects import KubeObject
+from schedviz.kube.objects import Pod as KubePod
 from schedviz.scheduler.attempts import AttemptDiff, diff_attempts
 from schedviz.scheduler.diagnosis import PendingDiagnosis, diagnose, profile_events
 from schedviz.scheduler.trace import RESULT_ERROR, RESULT_UNSCHEDULABLE
@@ -60,6 +61,9 @@ class PodDiagnosis:
     phase: str
     pending: bool
     diagnosis: PendingDiagnosis | None
+    # spec.schedulingGates: while any is left, the pod waits in the queue's gated pool
+    # (PreEnqueue SchedulingGates) and is never attempted.
+    scheduling_gates: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +73,7 @@ class PodDiagnosis:
             "phase": self.phase or None,
             "pending": self.pending,
             "diagnosis": self.diagnosis.to_json() if self.diagnosis is not None else None,
+            "schedulingGates": list(self.scheduling_gates),
         }
 
 
@@ -90,7 +95,12 @@ def pod_diagnosis(*, cluster: Cluster, namespace: str, name: str) -> PodDiagnosi
             objects=_objects(cluster),
             plugin_events=profile_events(config, str(trace.get("profile") or "")),
         )
+    gates: tuple[str, ...] = ()
+    if row is not None:
+        decoded = decode_object(row.manifest)
+        gates = decoded.scheduling_gates if isinstance(decoded, KubePod) else ()
     return PodDiagnosis(
+        scheduling_gates=gates,
         namespace=namespace,
         name=name,
         exists=row is not None,

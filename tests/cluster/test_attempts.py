@@ -162,3 +162,17 @@ def test_api_refuses_someone_elses_cluster(client: Client, cluster: Cluster) -> 
     client.force_login(User.objects.create_user("mallory", password="pw"))
     response = client.get(f"/api/clusters/{cluster.pk}/pods/default/big/diagnosis")
     assert response.status_code == 404
+
+
+def test_api_diagnosis_names_the_scheduling_gates_of_a_gated_pod(
+    signed_in: Client, cluster: Cluster
+) -> None:
+    gated = SMALL_NODE.split("---")[1].replace("name: big", "name: gated")
+    gated = gated.replace("spec:\n", "spec:\n  schedulingGates: [{name: example.com/wait}]\n")
+    services.manifests_apply(cluster=cluster, text=gated)
+    data = signed_in.get(f"/api/clusters/{cluster.pk}/pods/default/gated/diagnosis").json()
+    assert (data["pending"], data["diagnosis"], data["schedulingGates"]) == (
+        True,
+        None,
+        ["example.com/wait"],
+    )

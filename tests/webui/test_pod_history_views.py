@@ -190,3 +190,18 @@ status: {{allocatable: {{cpu: "1", memory: 4Gi, pods: "110"}}}}
     assert "From cycle" in text_of(html)
     # The change log between the attempts names the deleted and re-created pod.
     assert "DELETED Pod <bdi>default/&quot;&gt;&lt;svg onload=alert(1)&gt;</bdi>" in html
+
+
+def test_a_gated_pod_is_pending_because_of_its_scheduling_gates(
+    signed_in: Client, cluster: Cluster
+) -> None:
+    gated = BIG_POD.replace("name: big", "name: gated").replace(
+        "spec:\n", "spec:\n  schedulingGates: [{name: example.com/wait}]\n"
+    )
+    services.manifests_apply(cluster=cluster, text=gated)
+    run_cluster(cluster.pk)
+    assert cycles_of(cluster, "gated") == []
+    body = text_of(signed_in.get(pod_url(cluster, "gated")).content.decode())
+    assert "The pod has scheduling gates ( example.com/wait )" in body
+    assert "does not try it until every gate is removed" in body
+    assert "has not failed to place this pod yet" not in body
