@@ -378,3 +378,43 @@ def test_diagnosis_json_uses_camel_case_keys() -> None:
     assert data["aggregate"]["fitError"] == "0/1 nodes are available: 1 Insufficient cpu."
     assert data["aggregate"]["reasons"][0]["text"] == "1 Insufficient cpu"
     assert data["nodes"][0]["rejectedBy"] == "NodeResourcesFit"
+
+
+def _required_pod_term(labels: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}]
+
+
+def test_inter_pod_affinity_with_no_matching_pod_says_the_pod_waits_for_one() -> None:
+    affinity = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": _required_pod_term({"app": "cache"})
+        }
+    }
+    simulation = simulate(node("n1"), pod("p", affinity=affinity))
+    diagnosis = diagnosis_of(simulation)
+    assert diagnosis.aggregate.fit_error == (
+        "0/1 nodes are available: 1 node(s) didn't match pod affinity rules."
+    )
+    assert advice(diagnosis, "InterPodAffinity") == [
+        "affinity (topologyKey kubernetes.io/hostname): no running pod matches the term; the pod "
+        "does not match it itself, so it waits for one"
+    ]
+
+
+def test_an_existing_pods_anti_affinity_is_named_as_what_excludes_the_node() -> None:
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": _required_pod_term({"app": "web"})
+        }
+    }
+    simulation = simulate(
+        node("n1"), pod("loner", on="n1", affinity=anti), pod("p", labels={"app": "web"})
+    )
+    diagnosis = diagnosis_of(simulation)
+    assert diagnosis.aggregate.fit_error == (
+        "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules."
+    )
+    assert advice(diagnosis, "InterPodAffinity") == [
+        "default/loner's anti-affinity (topologyKey kubernetes.io/hostname) excludes the pod "
+        "from kubernetes.io/hostname=n1"
+    ]

@@ -78,6 +78,14 @@ def cycles_of(cluster: Cluster, name: str = "big") -> list[int]:
     return list(rows.values_list("number", flat=True))
 
 
+def add_big_node(cluster: Cluster) -> tuple[int, int]:
+    """A 4-cpu node n2, and the runner again: the pod's two attempts."""
+    services.manifests_apply(cluster=cluster, text=NODE % {"name": "n2", "cpu": "4"})
+    run_cluster(cluster.pk)
+    first, second = cycles_of(cluster)
+    return first, second
+
+
 def test_a_pending_pod_says_why_with_reasons_suggestions_and_each_node(
     signed_in: Client, cluster: Cluster
 ) -> None:
@@ -108,9 +116,7 @@ def test_with_one_attempt_there_is_nothing_to_compare(signed_in: Client, cluster
 def test_once_bound_the_page_compares_the_last_two_attempts(
     signed_in: Client, cluster: Cluster
 ) -> None:
-    services.manifests_apply(cluster=cluster, text=NODE % {"name": "n2", "cpu": "4"})
-    run_cluster(cluster.pk)
-    first, second = cycles_of(cluster)
+    first, second = add_big_node(cluster)
     html = signed_in.get(pod_url(cluster)).content.decode()
     assert 'id="why-pending"' not in html
     assert f'name="a" value="{first}" checked' in html
@@ -127,9 +133,7 @@ def test_once_bound_the_page_compares_the_last_two_attempts(
 def test_the_diff_answers_an_htmx_request_with_its_fragment_alone(
     signed_in: Client, cluster: Cluster
 ) -> None:
-    services.manifests_apply(cluster=cluster, text=NODE % {"name": "n2", "cpu": "4"})
-    run_cluster(cluster.pk)
-    first, second = cycles_of(cluster)
+    first, second = add_big_node(cluster)
     response = signed_in.get(
         pod_url(cluster),
         {"a": second, "b": first},
@@ -145,9 +149,7 @@ def test_the_diff_answers_an_htmx_request_with_its_fragment_alone(
 def test_unknown_attempt_numbers_fall_back_to_the_last_two(
     signed_in: Client, cluster: Cluster
 ) -> None:
-    services.manifests_apply(cluster=cluster, text=NODE % {"name": "n2", "cpu": "4"})
-    run_cluster(cluster.pk)
-    first, second = cycles_of(cluster)
+    first, second = add_big_node(cluster)
     body = text_of(signed_in.get(pod_url(cluster), {"a": "999", "b": "x"}).content.decode())
     assert f"From cycle {first} to cycle {second}" in body
 
