@@ -28,8 +28,11 @@ from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import go_quote
 from schedviz.kube.objects import KubeObject
 from schedviz.kube.objects import Pod as KubePod
+from schedviz.scheduler.apis.config.validation import ConfigError
 from schedviz.scheduler.attempts import AttemptDiff, diff_attempts
 from schedviz.scheduler.diagnosis import PendingDiagnosis, diagnose, profile_events
+from schedviz.scheduler.framework.runtime.framework import FrameworkError
+from schedviz.scheduler.framework.types import ClusterEvent
 from schedviz.scheduler.trace import RESULT_ERROR, RESULT_UNSCHEDULABLE
 
 # The kinds a diagnosis reads.
@@ -77,6 +80,17 @@ class PodDiagnosis:
         }
 
 
+def _plugin_events(cluster: Cluster, trace: dict[str, Any]) -> dict[str, list[ClusterEvent]]:
+    """The registered events of the profile that ran the cycle, as the cluster's scheduler is
+    configured now; none when that configuration cannot build its frameworks (the runner
+    refuses it too, and says why)."""
+    try:
+        config = selectors.scheduler_configuration(cluster=cluster)
+        return profile_events(config, str(trace.get("profile") or ""))
+    except (ConfigError, FrameworkError, ValueError):
+        return {}
+
+
 def pod_diagnosis(*, cluster: Cluster, namespace: str, name: str) -> PodDiagnosis:
     """Why the pod is (or was) Pending: its last Unschedulable or Error cycle explained against
     the cluster as it is now. ObjectNotFound when there is no such pod and no attempt of it."""
@@ -89,11 +103,8 @@ def pod_diagnosis(*, cluster: Cluster, namespace: str, name: str) -> PodDiagnosi
     diagnosis = None
     if last_failed is not None:
         trace = last_failed.trace()
-        config = selectors.scheduler_configuration(cluster=cluster)
         diagnosis = diagnose(
-            trace,
-            objects=_objects(cluster),
-            plugin_events=profile_events(config, str(trace.get("profile") or "")),
+            trace, objects=_objects(cluster), plugin_events=_plugin_events(cluster, trace)
         )
     gates: tuple[str, ...] = ()
     if row is not None:
