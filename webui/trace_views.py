@@ -42,6 +42,9 @@ from schedviz.scheduler.apis.config.v1 import (
     to_v1_dict,
 )
 from schedviz.scheduler.apis.config.validation import ConfigError
+from schedviz.scheduler.backend.queue.scheduling_queue import (
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+)
 from schedviz.scheduler.framework.runtime.framework import EXTENSION_POINTS, FrameworkError
 from schedviz.scheduler.simulator import new_simulation
 from webui.forms import too_large
@@ -594,6 +597,7 @@ def pod(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> Htt
         "attempts": attempts,
         "why": why.diagnosis if why is not None else None,
         "gates": why.scheduling_gates if why is not None else (),
+        "max_unschedulable_seconds": DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         "diff": diff,
         "diff_a": diff_a,
         "diff_b": diff_b,

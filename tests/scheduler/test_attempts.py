@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 import yaml
+from test_diagnosis import node, pod, simulate
 
 from schedviz.kube.load import load_manifests
 from schedviz.scheduler.attempts import AttemptMismatch, diff_attempts, queue_facts
 from schedviz.scheduler.simulator import Simulation, admitted_objects
-from tests.scheduler.test_diagnosis import node, pod, simulate
 
 
 def apply(simulation: Simulation, *documents: dict[str, Any]) -> None:

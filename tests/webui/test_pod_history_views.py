@@ -98,6 +98,7 @@ def test_a_pending_pod_says_why_with_reasons_suggestions_and_each_node(
     assert "0/1 nodes are available: 1 Insufficient cpu." in body
     assert "add a node with at least 1500m cpu allocatable" in body
     assert "a node: added or allocatable changed" in body
+    assert "after 300 s there (podMaxInUnschedulablePodsDuration)" in body
     # The drill-down: one <details> per node, each filter plugin's verdict inside.
     assert '<details class="node-verdict verdict-rejected" data-node="n1">' in html
     assert (
