@@ -143,8 +143,9 @@ def diff_attempts(
         for name, key in _FIELDS
         if before.get(key) != after.get(key)
     ]
-    victims_before = (before.get("preemption") or {}).get("victims")
-    victims_after = (after.get("preemption") or {}).get("victims")
+    # No PostFilter and a PostFilter without victims both evicted nobody.
+    victims_before = (before.get("preemption") or {}).get("victims") or []
+    victims_after = (after.get("preemption") or {}).get("victims") or []
     if victims_before != victims_after:
         fields.append(FieldChange("preemptionVictims", victims_before, victims_after))
     old, new = _verdicts(before), _verdicts(after)

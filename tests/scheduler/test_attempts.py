@@ -91,3 +91,11 @@ def test_diff_json_uses_camel_case_keys() -> None:
     data = diff_attempts(*attempts(simulation)).to_json()
     assert data["cycleBefore"] == 1 and data["cycleAfter"] == 2
     assert data["queueAfter"]["subqueue"] == "backoffQ"
+
+
+def test_preemption_victims_change_only_when_someone_was_evicted() -> None:
+    simulation = simulate(node("n1", "1"), pod("p", "2"))
+    apply(simulation, node("n2", "4"))
+    fields = {c.field for c in diff_attempts(*attempts(simulation)).fields}
+    # The first attempt's PostFilter found no victim; the second needed no PostFilter.
+    assert "preemptionVictims" not in fields

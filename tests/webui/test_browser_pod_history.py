@@ -82,5 +82,5 @@ def test_why_pending_explains_a_too_big_pod_and_the_diff_shows_what_a_new_node_c
     assert _still_the_same_document(page)
     changes = diff.locator(".verdict-changes tbody tr")
     assert changes.count() == 1
-    assert changes.first.inner_text().split("\t") == ["big", "passed", "(not in the cluster)"]
+    assert changes.first.inner_text().split("\t") == ["big", "passed", "(not in that attempt)"]
     assert "ADDED Node big" in diff.locator(".cluster-changes").inner_text()
