@@ -19,6 +19,7 @@ from schedviz.cluster.models import (
     Cycle,
     Namespace,
     Node,
+    PersistentVolume,
     PersistentVolumeClaim,
     Pod,
     StorageClass,
@@ -36,7 +37,7 @@ from schedviz.scheduler.framework.types import ClusterEvent
 from schedviz.scheduler.trace import RESULT_ERROR, RESULT_UNSCHEDULABLE
 
 # The kinds a diagnosis reads.
-_DIAGNOSIS_MODELS = (Node, Pod, Namespace, PersistentVolumeClaim, StorageClass)
+_DIAGNOSIS_MODELS = (Node, Pod, Namespace, PersistentVolume, PersistentVolumeClaim, StorageClass)
 # At most this many cluster changes are listed between two attempts.
 MAX_CHANGES_LISTED = 200
 

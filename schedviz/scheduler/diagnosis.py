@@ -42,6 +42,7 @@ from schedviz.kube.objects import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    PersistentVolume,
     PersistentVolumeClaim,
     Pod,
     StorageClass,
@@ -65,6 +66,10 @@ from schedviz.scheduler.framework.plugins.podtopologyspread.common import (
 )
 from schedviz.scheduler.framework.plugins.podtopologyspread.filtering import (
     calculate_pre_filter_state,
+)
+from schedviz.scheduler.framework.plugins.volumezone import (
+    get_pv_topologies,
+    translate_to_ga_label,
 )
 from schedviz.scheduler.framework.runtime.framework import Framework
 from schedviz.scheduler.framework.types import (
@@ -399,6 +404,7 @@ class _Cluster:
     namespaces: dict[str, dict[str, str]]
     claims: dict[str, PersistentVolumeClaim]
     storage_classes: dict[str, StorageClass]
+    volumes: dict[str, PersistentVolume]
 
 
 def _cluster(objects: Iterable[KubeObject]) -> _Cluster:
@@ -407,6 +413,7 @@ def _cluster(objects: Iterable[KubeObject]) -> _Cluster:
     namespaces: dict[str, dict[str, str]] = {}
     claims: dict[str, PersistentVolumeClaim] = {}
     classes: dict[str, StorageClass] = {}
+    volumes: dict[str, PersistentVolume] = {}
     for obj in objects:
         if isinstance(obj, Node):
             nodes[obj.name] = obj
@@ -418,13 +425,15 @@ def _cluster(objects: Iterable[KubeObject]) -> _Cluster:
             claims[obj.key] = obj
         elif isinstance(obj, StorageClass):
             classes[obj.name] = obj
+        elif isinstance(obj, PersistentVolume):
+            volumes[obj.name] = obj
     infos = {name: NodeInfo(node) for name, node in nodes.items()}
     for pod in pods:
         info = infos.get(pod.node_name)
         # Terminated pods hold nothing, as in the scheduler's cache.
         if info is not None and pod.phase not in (POD_SUCCEEDED, POD_FAILED):
             info.add_pod(pod)
-    return _Cluster(nodes, infos, pods, namespaces, claims, classes)
+    return _Cluster(nodes, infos, pods, namespaces, claims, classes, volumes)
 
 
 def format_amount(resource: str, amount: int) -> str:
@@ -744,7 +753,7 @@ def _volume_advice(pod: Pod, cluster: _Cluster) -> list[str]:
             suggestions.append(f"claim {key} does not exist: create it")
             continue
         if claim.volume_name:
-            suggestions.append(f"claim {key} is bound to PersistentVolume {claim.volume_name}")
+            suggestions.append(_bound_claim_text(key, claim.volume_name, cluster))
             continue
         storage_class = cluster.storage_classes.get(claim.storage_class_name or "")
         mode = storage_class.volume_binding_mode if storage_class else "no StorageClass"
@@ -754,6 +763,35 @@ def _volume_advice(pod: Pod, cluster: _Cluster) -> list[str]:
             "matching PersistentVolume"
         )
     return suggestions
+
+
+def _bound_claim_text(claim: str, volume_name: str, cluster: _Cluster) -> str:
+    """Where a bound claim's volume can be used: its zone labels (VolumeZone) and its node
+    affinity (VolumeBinding), with the nodes that qualify now."""
+    text = f"claim {claim} is bound to PersistentVolume {volume_name}"
+    volume = cluster.volumes.get(volume_name)
+    if volume is None:
+        return text + ", which does not exist"
+    places = []
+    for topology in get_pv_topologies(volume):
+        ga_key = translate_to_ga_label(topology.key)
+        nodes = [
+            name
+            for name, node in cluster.nodes.items()
+            if node.labels.get(topology.key, node.labels.get(ga_key)) in topology.values
+        ]
+        zones = ", ".join(sorted(topology.values))
+        places.append(f"{topology.key} in ({zones}), where {', '.join(nodes) or 'no node'} is")
+    if volume.node_affinity is not None:
+        matcher = NodeSelectorMatcher(volume.node_affinity)
+        nodes = [name for name, node in cluster.nodes.items() if matcher.match(node)]
+        places.append(f"its node affinity admits {', '.join(nodes) or 'no node'}")
+    if places:
+        text += (
+            f": {'; '.join(places)}; the pod can only run where the volume is (add a node there, "
+            "or give the pod a claim on a volume where the nodes are)"
+        )
+    return text
 
 
 def _suggestions(

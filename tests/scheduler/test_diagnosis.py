@@ -20,7 +20,7 @@ from schedviz.scheduler.diagnosis import (
 )
 from schedviz.scheduler.simulator import Simulation, new_simulation
 
-KINDS = ("Node", "Pod", "Namespace", "PersistentVolumeClaim", "StorageClass")
+KINDS = ("Node", "Pod", "Namespace", "PersistentVolume", "PersistentVolumeClaim", "StorageClass")
 
 
 def node(name: str, cpu: str = "2", **extra: Any) -> dict[str, Any]:
@@ -417,4 +417,43 @@ def test_an_existing_pods_anti_affinity_is_named_as_what_excludes_the_node() -> 
     assert advice(diagnosis, "InterPodAffinity") == [
         "default/loner's anti-affinity (topologyKey kubernetes.io/hostname) excludes the pod "
         "from kubernetes.io/hostname=n1"
+    ]
+
+
+def test_volume_zone_says_where_the_bound_volume_is_and_which_nodes_are_there() -> None:
+    zone = "topology.kubernetes.io/zone"
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "pv-a", "labels": {zone: "a"}},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "claimRef": {"namespace": "default", "name": "data"},
+            "hostPath": {"path": "/data"},
+        },
+        "status": {"phase": "Bound"},
+    }
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "default"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "volumeName": "pv-a",
+            "storageClassName": "",
+        },
+        "status": {"phase": "Bound"},
+    }
+    mount = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    simulation = simulate(volume, claim, node("b1", labels={zone: "b"}), pod("p", volumes=mount))
+    diagnosis = diagnosis_of(simulation)
+    assert diagnosis.aggregate.fit_error == (
+        "0/1 nodes are available: 1 node(s) had no available volume zone."
+    )
+    assert advice(diagnosis, "VolumeZone") == [
+        "claim default/data is bound to PersistentVolume pv-a: topology.kubernetes.io/zone in "
+        "(a), where no node is; the pod can only run where the volume is (add a node there, or "
+        "give the pod a claim on a volume where the nodes are)"
     ]
