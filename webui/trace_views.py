@@ -26,6 +26,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
 
+from schedviz.cluster import attempts as pod_attempts
 from schedviz.cluster import selectors, services
 from schedviz.cluster.models import Cluster
 from schedviz.cluster.services import ObjectNotFound, ServiceError
@@ -41,6 +42,9 @@ from schedviz.scheduler.apis.config.v1 import (
     to_v1_dict,
 )
 from schedviz.scheduler.apis.config.validation import ConfigError
+from schedviz.scheduler.backend.queue.scheduling_queue import (
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+)
 from schedviz.scheduler.framework.runtime.framework import EXTENSION_POINTS, FrameworkError
 from schedviz.scheduler.simulator import new_simulation
 from webui.forms import too_large
@@ -552,9 +556,21 @@ def cycle(request: HttpRequest, cluster_id: int, number: int) -> HttpResponse:
 # The pod page
 
 
+def _diff_choice(request: HttpRequest, attempts: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """The two attempts to compare: ?a=&b= (cycle numbers), else the last two."""
+    numbers = [int(a["cycle"]) for a in attempts]
+    defaults = (numbers[-2], numbers[-1]) if len(numbers) > 1 else (0, 0)
+    try:
+        chosen = (int(request.GET["a"]), int(request.GET["b"]))
+    except (KeyError, ValueError):
+        return defaults
+    return chosen if all(n in numbers for n in chosen) else defaults
+
+
 @require_http_methods(["GET", "HEAD"])
 def pod(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> HttpResponse:
-    """A pod: its manifest and status, every scheduling attempt, its events."""
+    """A pod: its manifest and status, every scheduling attempt (two compared side by side),
+    why it is Pending, its events."""
     cluster = _cluster(request, cluster_id)
     try:
         row = selectors.pod_get(cluster=cluster, namespace=namespace, name=name)
@@ -563,6 +579,15 @@ def pod(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> Htt
     attempts = selectors.cycles_for_pod(cluster=cluster, namespace=namespace, name=name)
     if row is None and not attempts:
         raise Http404(f'pods "{name}" not found')
+    why = None
+    if row is not None and not row.node_name:
+        why = pod_attempts.pod_diagnosis(cluster=cluster, namespace=namespace, name=name)
+    diff_a, diff_b = _diff_choice(request, attempts)
+    diff = None
+    if diff_a and diff_b:
+        diff = pod_attempts.pod_attempt_diff(
+            cluster=cluster, namespace=namespace, name=name, before=diff_a, after=diff_b
+        )
     context = {
         "cluster": cluster,
         "namespace": namespace,
@@ -570,9 +595,18 @@ def pod(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> Htt
         "pod": row,
         "manifest": yaml.safe_dump(row.manifest, sort_keys=False) if row is not None else "",
         "attempts": attempts,
+        "why": why.diagnosis if why is not None else None,
+        "gates": why.scheduling_gates if why is not None else (),
+        "max_unschedulable_seconds": DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        "diff": diff,
+        "diff_a": diff_a,
+        "diff_b": diff_b,
         "events": selectors.events_for_object(cluster=cluster, namespace=namespace, name=name),
     }
-    return render(request, "webui/trace/pod.html", context)
+    template = "webui/trace/pod.html"
+    if _htmx_target(request) == "attempt-diff":
+        template = "webui/trace/pod_history.html#attempt_diff"
+    return render(request, template, context)
 
 
 # ---------------------------------------------------------------------------------------------

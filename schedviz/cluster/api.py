@@ -22,7 +22,7 @@ from django.http.response import HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from schedviz.cluster import exports, lessons, selectors, services
+from schedviz.cluster import attempts, exports, lessons, selectors, services
 from schedviz.cluster.models import Cluster
 from schedviz.cluster.ratelimit import limit_writes
 from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
@@ -306,6 +306,37 @@ def cycles(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
         limit = _int_param(request, "limit", DEFAULT_CYCLE_LIMIT, MAX_CYCLE_LIMIT)
         traces = selectors.cycle_traces_since(cluster=cluster, after=after, limit=limit)
     return JsonResponse({"schemaVersion": SCHEMA_VERSION, "cycles": traces})
+
+
+@api_view("GET")
+def pod_diagnosis(
+    request: HttpRequest, user: User, cluster_id: int, namespace: str, name: str
+) -> HttpResponse:
+    """Why the pod is Pending: its last failed attempt's reasons as the FitError message counts
+    them, each node's filter verdicts, and per rejecting plugin the requeueing events and what
+    would make the pod schedulable (computed on the cluster now)."""
+    cluster = _cluster(user, cluster_id)
+    result = attempts.pod_diagnosis(cluster=cluster, namespace=namespace, name=name)
+    return JsonResponse(result.to_json())
+
+
+def _required_int(request: HttpRequest, name: str) -> int:
+    if not request.GET.get(name):
+        raise _BadRequest(f"{name}: Required value: a cycle number")
+    return _int_param(request, name, 0)
+
+
+@api_view("GET")
+def pod_attempt_diff(
+    request: HttpRequest, user: User, cluster_id: int, namespace: str, name: str
+) -> HttpResponse:
+    """?a=<cycle>&b=<cycle>: what changed between two attempts of the pod."""
+    cluster = _cluster(user, cluster_id)
+    before, after = _required_int(request, "a"), _required_int(request, "b")
+    diff = attempts.pod_attempt_diff(
+        cluster=cluster, namespace=namespace, name=name, before=before, after=after
+    )
+    return JsonResponse(diff.to_json())
 
 
 @api_view("POST")

@@ -13,6 +13,16 @@ urlpatterns = [
     path("clusters/<int:cluster_id>/pods", api.pods, name="pods"),
     path("clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>", api.pod_detail, name="pod"),
     path("clusters/<int:cluster_id>/cycles", api.cycles, name="cycles"),
+    path(
+        "clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>/diagnosis",
+        api.pod_diagnosis,
+        name="pod_diagnosis",
+    ),
+    path(
+        "clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>/diff",
+        api.pod_attempt_diff,
+        name="pod_attempt_diff",
+    ),
     path("clusters/import", api.cluster_import, name="import"),
     path("lessons", api.lesson_list, name="lessons"),
     path("lessons/<slug:slug>/load", api.lesson_load, name="lesson_load"),
