@@ -17,7 +17,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 
 from schedviz.cluster import selectors
-from schedviz.cluster.models import Cluster, Cycle
+from schedviz.cluster.models import Cluster, Cycle, PendingPods
 from schedviz.cluster.models import Node as NodeRow
 from schedviz.cluster.services import scheduler_config_document
 from schedviz.kube.decode import decode_object
@@ -427,13 +427,21 @@ def queue_view(
 
 
 def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str]:
-    """The queue the newest cycle recorded (before its pop), the scheduler time then, and
-    which cycle that was; (None, scheduler time, "") without any cycle."""
+    """The queue as the runner last left it, the scheduler time then, and when that was
+    ("after cycle N"); (None, scheduler time, "") before any runner wrote it.
+
+    The runner writes its queue with every batch of Cycle rows (``PendingPods``); a queue a
+    cycle recorded is the one before its pop, one pod out of date, and is only the fallback
+    for clusters whose cycles were imported rather than run."""
+    recorded = PendingPods.objects.filter(cluster=cluster).first()
+    if recorded is not None and recorded.queue is not None:
+        after = f"after cycle {recorded.last_cycle}" if recorded.last_cycle else "before any cycle"
+        return recorded.queue, recorded.scheduler_time, after
     row = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
     if row is None:
         return None, cluster.scheduler_time, ""
     trace = row.trace()
-    return trace.get("queue"), float(trace.get("time") or 0.0), f"cycle {row.number}"
+    return trace.get("queue"), float(trace.get("time") or 0.0), f"before cycle {row.number}"
 
 
 # ---------------------------------------------------------------------------------------------

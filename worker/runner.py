@@ -502,7 +502,13 @@ class _Session:
                     services.cycles_create(cluster=cluster, traces=traces)
                 if events:
                     services.events_create(cluster=cluster, events=events)
-                services.pending_pods_record(cluster=cluster, counts=self._queue_counts())
+                services.pending_pods_record(
+                    cluster=cluster,
+                    counts=self._queue_counts(),
+                    queue=self.scheduler.queue.snapshot_state(limit=QUEUE_LIST_LIMIT),
+                    scheduler_time=self.clock.now(),
+                    last_cycle=self.scheduler.cycle_count,
+                )
                 Cluster.objects.filter(pk=self.cluster_id).update(scheduler_time=self.clock.now())
             self.written_waiting.update(t.cycle for t in traces if t.result == RESULT_WAITING)
         self.publisher.flush()

@@ -307,7 +307,9 @@ class Lease(models.Model):
 
 class PendingPods(models.Model):
     """How many pods the runner's scheduling queue held, by sub-queue, when it last wrote Cycle
-    rows: upstream's scheduler_pending_pods gauge, for a /metrics served by another process."""
+    rows: upstream's scheduler_pending_pods gauge, for a /metrics served by another process;
+    and the queue itself then (docs/trace-format.md ``queue``, lists cut short), so a page
+    loaded after the run shows the queue as the last cycle left it."""
 
     cluster = models.OneToOneField(
         Cluster, on_delete=models.CASCADE, primary_key=True, related_name="pending_pods"
@@ -316,6 +318,9 @@ class PendingPods(models.Model):
     backoff = models.PositiveIntegerField(default=0)
     unschedulable = models.PositiveIntegerField(default=0)
     gated = models.PositiveIntegerField(default=0)
+    queue = models.JSONField(null=True, blank=True)
+    scheduler_time = models.FloatField(default=0.0)
+    last_cycle = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
 

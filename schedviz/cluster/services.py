@@ -213,6 +213,7 @@ def cluster_reset(*, cluster: Cluster) -> None:
         # Guesses about the deleted cycles' pods go with them (cycle numbers start again at 1).
         Prediction.objects.filter(cluster=cluster).delete()
         Lease.objects.filter(cluster=cluster).delete()
+        PendingPods.objects.filter(cluster=cluster).delete()
         Cluster.objects.filter(id=cluster.id).update(scheduler_time=0.0, pending_steps=0)
         cluster.scheduler_time, cluster.pending_steps = 0.0, 0
         _start_runner_on_commit(cluster.id)
@@ -1087,12 +1088,21 @@ def cycles_create(
         return Cycle.objects.bulk_create(rows)
 
 
-def pending_pods_record(*, cluster: Cluster, counts: Mapping[str, int]) -> PendingPods:
+def pending_pods_record(
+    *,
+    cluster: Cluster,
+    counts: Mapping[str, int],
+    queue: dict[str, Any] | None = None,
+    scheduler_time: float = 0.0,
+    last_cycle: int = 0,
+) -> PendingPods:
     """Keeps how many pods the runner's queue holds by sub-queue (active, backoff,
-    unschedulable, gated), for scheduler_pending_pods on /metrics."""
-    fields = {
-        queue: counts.get(queue, 0) for queue in ("active", "backoff", "unschedulable", "gated")
+    unschedulable, gated), for scheduler_pending_pods on /metrics, and the queue itself at
+    ``scheduler_time``, after cycle ``last_cycle``."""
+    fields: dict[str, Any] = {
+        name: counts.get(name, 0) for name in ("active", "backoff", "unschedulable", "gated")
     }
+    fields.update(queue=queue, scheduler_time=scheduler_time, last_cycle=last_cycle)
     row, _ = PendingPods.objects.update_or_create(cluster=cluster, defaults=fields)
     return row
 

@@ -10,6 +10,7 @@ from django.test import Client
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Cluster, Cycle, Node, Pod
+from worker.runner import run_cluster
 
 pytestmark = pytest.mark.django_db
 
@@ -225,6 +226,35 @@ def test_the_first_render_uses_the_latest_cycles_queue_and_feed(
     assert "rejected by NodeResourcesFit" in body
     assert "Node add/allocatable" in body  # the events NodeResourcesFit registered
     assert f'href="/clusters/{cluster.pk}/cycles/7/"' in body
+
+
+POD_REQUESTING_CPU = """
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "%s"}}}]}
+"""
+
+
+def test_after_a_run_the_queue_is_the_one_the_last_cycle_left(
+    client: Client, settings: Any
+) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
+    cluster = services.cluster_create(name="ran", clock_mode=Cluster.ClockMode.VIRTUAL)
+    requests = (("fits", "100m"), ("last", "100m"), ("huge", "64"))
+    pods = [POD_REQUESTING_CPU % pod for pod in requests]
+    services.manifests_apply(cluster=cluster, text="\n---\n".join([NODES, *pods]))
+    run_cluster(cluster.pk)
+    assert Pod.objects.get(cluster=cluster, name="last").node_name
+    last = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
+    assert last is not None
+
+    queue = client.get(_url(cluster)).context["queue"]
+
+    # The queue the last cycle recorded is the one before its pop: "last" would still be there.
+    assert queue["as_of"] == f"after cycle {last.number}"
+    assert queue["active"] == []
+    assert [entry["pod"] for entry in queue["unschedulable"]] == ["default/huge"]
 
 
 def test_node_cards_are_paginated(client: Client) -> None:
