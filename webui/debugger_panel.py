@@ -29,7 +29,7 @@ def debugger_context(*, cluster: Cluster) -> dict[str, Any]:
         "visible": paused or (session is not None and session.active),
         "paused": paused,
         "session": session,
-        "state": session.state if session is not None else "",
+        "state": _shown_state(session),
         "active": session is not None and session.active,
     }
     if session is None or session.state == DebugSession.State.REQUESTED:
@@ -52,9 +52,18 @@ def debugger_context(*, cluster: Cluster) -> dict[str, Any]:
         for outcome in session.previous
     ]
     view["next_point"] = _next_point(current)
-    view["stopped"] = session.state == DebugSession.State.STOPPED
+    view["stopped"] = view["state"] == DebugSession.State.STOPPED
     view["outcome"] = session.outcome
     return {"cluster": cluster, "debugger": view}
+
+
+def _shown_state(session: DebugSession | None) -> str:
+    """A stop already answered is shown running: the runner is about to take the command."""
+    if session is None:
+        return ""
+    if session.state == DebugSession.State.STOPPED and session.command:
+        return DebugSession.State.RUNNING
+    return session.state
 
 
 def _point(name: str, reached: list[str], current: str) -> dict[str, Any]:
