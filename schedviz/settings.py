@@ -129,6 +129,8 @@ SCHEDVIZ_START_RUNNERS = envbool("SCHEDVIZ_START_RUNNERS", True)
 # A runner gives its cluster up after this many seconds with nothing to do (no poppable pod,
 # nothing waiting, no new change); the next change starts one again.
 SCHEDVIZ_RUNNER_IDLE_SECONDS = envint("SCHEDVIZ_RUNNER_IDLE_SECONDS", 5, minimum=0)
+# A cycle held in the step debugger is given up after this long without a command.
+SCHEDVIZ_DEBUG_WAIT_SECONDS = envint("SCHEDVIZ_DEBUG_WAIT_SECONDS", 3600, minimum=1)
 # How often `celery beat` looks for clusters whose runner died holding the lease, and starts one.
 SCHEDVIZ_RESUME_SECONDS = envint("SCHEDVIZ_RESUME_SECONDS", 15, minimum=1)
 CELERY_BEAT_SCHEDULE = {

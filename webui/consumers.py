@@ -10,7 +10,9 @@ the same partials the dashboard page renders (webui/templates/webui/dashboard/pa
   often when a read takes long);
 - ``cluster.queue``: the scheduling queue, from the message alone; then the same refresh;
 - ``cluster.status``: the runner's status, and the controls (the run state may have been
-  changed in another browser).
+  changed in another browser), and the step debugger panel;
+- ``cluster.debug``: the step debugger panel (webui/debugger_panel.py), re-read from the
+  database: the runner stopped before a point, took a command or ended the cycle.
 
 API clients connect with ``?format=json`` and get each message as a JSON text frame instead.
 Who may watch is decided by the same owner check as the pages.
@@ -30,7 +32,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from schedviz.cluster.models import Cluster
-from webui import prediction_panel, presenters
+from webui import debugger_panel, prediction_panel, presenters
 
 DASHBOARD = "webui/dashboard/page.html"
 # The node cards and pending pods are re-read at most this often (seconds) per browser, and
@@ -82,6 +84,7 @@ def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> st
 # "Predict, then reveal" (webui/prediction_panel.py): the panel follows the cycles (reveals), the
 # head of activeQ (the pod to guess about) and the run state.
 _render_predict = database_sync_to_async(prediction_panel.predict_fragment)
+_render_debugger = database_sync_to_async(debugger_panel.debugger_fragment)
 
 
 @database_sync_to_async
@@ -202,8 +205,15 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             text_data=render_to_string(f"{DASHBOARD}#status", {"runner": event, "oob": True})
             + await _render_controls(self.cluster_id)
             + await self._predict_on_status(event)
+            + await _render_debugger(cluster_id=self.cluster_id)
         )
         self._refresh_soon()
+
+    async def cluster_debug(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            await self._forward(event)
+            return
+        await self.send(text_data=await _render_debugger(cluster_id=self.cluster_id))
 
     async def _predict_on_status(self, event: dict[str, Any]) -> str:
         """The prediction panel when the run state changed (its form shows while paused only);

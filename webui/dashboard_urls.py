@@ -10,6 +10,7 @@ urlpatterns = [
     path("clusters/<int:cluster_id>/delete/", views.cluster_delete, name="cluster_delete"),
     path("clusters/<int:cluster_id>/reset/", views.cluster_reset, name="cluster_reset"),
     path("clusters/<int:cluster_id>/control/<slug:action>/", views.control, name="control"),
+    path("clusters/<int:cluster_id>/debug/", views.debug, name="debug"),
     path("clusters/<int:cluster_id>/pods/new/", views.pod_new, name="pod_new"),
     path(
         "clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>/delete/",

@@ -26,6 +26,7 @@ from schedviz.cluster.services import ObjectNotFound, ObjectRef, ServiceError
 from schedviz.demo import DEMO_CLUSTER
 from schedviz.kube.errors import go_quote
 from webui import presenters
+from webui.debugger_panel import DEBUGGER_TEMPLATE, debugger_context
 from webui.forms import (
     CLUSTER_ROUTES,
     NODE_EDIT_ROUTES,
@@ -151,6 +152,7 @@ def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
     if target in DASHBOARD_FRAGMENTS:
         return render(request, f"{DASHBOARD}#{target}", context)
     context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
+    context.update(debugger_context(cluster=cluster))
     return render(request, DASHBOARD, context)
 
 
@@ -170,6 +172,40 @@ def _controls(request: HttpRequest, cluster: Cluster, error: str = "") -> HttpRe
     if error:
         messages.error(request, error)
     return redirect(_dashboard_url(cluster))
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@limit_page_writes
+def debug(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The step debugger: POST ``action`` step-into, continue or finish (with the ``sequence``
+    of the stop it answers); answered with the panel (htmx) or the dashboard."""
+    cluster = _cluster(request, cluster_id)
+    error = ""
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "step-into":
+                services.debug_step_into(cluster=cluster)
+            else:
+                services.debug_command(
+                    cluster=cluster, command=action, sequence=_sequence(request.POST)
+                )
+        except ServiceError as failure:
+            error = " ".join(failure.errors)
+        if not _is_htmx(request):
+            if error:
+                messages.error(request, error)
+            return redirect(_dashboard_url(cluster) + "#debugger")
+    if not _is_htmx(request):
+        return redirect(_dashboard_url(cluster) + "#debugger")
+    context = debugger_context(cluster=cluster)
+    context["debug_error"] = error
+    return render(request, f"{DEBUGGER_TEMPLATE}#debugger", context, status=400 if error else 200)
+
+
+def _sequence(data: Any) -> int | None:
+    raw = data.get("sequence")
+    return int(raw) if isinstance(raw, str) and raw.isdigit() else None
 
 
 @require_POST

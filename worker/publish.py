@@ -2,9 +2,9 @@
 
 Messages go to the group ``cluster-<id>`` (webui/consumers.py forwards them as they are):
 ``cluster.cycles`` (cycle summaries, batched), ``cluster.queue`` (the scheduling queue, at most
-one message per ``QUEUE_INTERVAL``; intermediate states are dropped, the latest is kept) and
-``cluster.status`` (the runner's state). A fast run never floods the layer: sending is paced by
-the runner's loop and nothing waits in a backlog.
+one message per ``QUEUE_INTERVAL``; intermediate states are dropped, the latest is kept),
+``cluster.status`` (the runner's state) and ``cluster.debug`` (the step debugger moved). A fast
+run never floods the layer: sending is paced by the runner's loop and nothing waits in a backlog.
 
 In embedded mode the channel layer lives in memory, in the server's event loop; a runner thread
 hands its sends to that loop (``loop``) instead of running them in a loop of its own, since the
@@ -85,6 +85,11 @@ class Publisher:
 
     def status(self, runner: str, **extra: Any) -> None:
         self._send({"type": "cluster.status", "runner": runner, **extra})
+
+    def debug(self, **fields: Any) -> None:
+        """The step debugger moved (a stop, a command taken, the cycle's end): sent at once,
+        since the runner then waits for a person who reads it."""
+        self._send({"type": "cluster.debug", **fields})
 
     def flush(self, *, force: bool = False) -> None:
         """Sends what is due (everything with ``force``)."""

@@ -35,7 +35,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from schedviz.cluster import services
-from schedviz.cluster.models import Cluster, Cycle, Lease
+from schedviz.cluster.models import Cluster, Cycle, DebugSession, Lease
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
@@ -44,6 +44,12 @@ from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
 from worker.db_store import DatabaseStore
+from worker.debugging import (
+    ABANDON_GONE,
+    DebugAbandoned,
+    RunnerDebugger,
+    debug_session_abandon,
+)
 from worker.publish import QUEUE_LIST_LIMIT, Publisher, cycle_summary
 
 logger = logging.getLogger(__name__)
@@ -69,6 +75,7 @@ STOP_MAX_SECONDS = "max_seconds"
 STOP_MAX_CYCLES = "max_cycles"
 STOP_CONFIG = "configuration error"
 STOP_RESTART = "clock mode or scheduler configuration changed"
+STOP_DEBUG_ABANDONED = "a cycle stopped in the debugger was abandoned"
 
 _RAN, _POPPED, _EMPTY = "ran", "popped", "empty"
 
@@ -280,6 +287,10 @@ class _Session:
         self.virtual = cluster.clock_mode == Cluster.ClockMode.VIRTUAL
         self.paused = cluster.run_state == Cluster.RunState.PAUSED
         self.pending_steps = cluster.pending_steps
+        services.debug_session_orphaned(cluster_id=cluster.pk)
+        self.debug_requested = DebugSession.objects.filter(
+            cluster=cluster, state=DebugSession.State.REQUESTED
+        ).exists()
         self.clock: VirtualClock | ScaledWallClock = (
             VirtualClock(cluster.scheduler_time)
             if self.virtual
@@ -358,7 +369,12 @@ class _Session:
                 last_activity = now
                 # Pods added while paused wait in activeQ: shown before any cycle runs.
                 self._offer_queue()
-            if self._work():
+            try:
+                worked = self._work()
+            except DebugAbandoned as abandoned:
+                self._abandon_debugged_cycle(abandoned)
+                return
+            if worked:
                 last_activity = now
                 self._offer_queue()
                 if len(self.pending) >= FLUSH_CYCLES or now - self.last_flush >= FLUSH_INTERVAL:
@@ -373,6 +389,9 @@ class _Session:
     def _work(self) -> bool:
         """Runs what the run state allows; False when there is nothing to do now."""
         if self.paused:
+            if self.debug_requested and self._claim_debug():
+                self._step_into()
+                return True
             if self.pending_steps > 0 and self._claim_step():
                 self._step()
                 return True
@@ -410,6 +429,38 @@ class _Session:
                 return
             self._advance(wake)
 
+    def _claim_debug(self) -> bool:
+        self.debug_requested = False
+        return services.debug_session_claim(cluster_id=self.cluster_id)
+
+    def _step_into(self) -> None:
+        """One cycle while paused, stopping before each extension point (worker/debugging.py)."""
+        debugger = RunnerDebugger(
+            self.cluster_id,
+            self.publisher,
+            lambda: lease_renew(cluster_id=self.cluster_id, holder=self.result.holder),
+            self.lease_renew_every,
+        )
+        self.scheduler.debugger = debugger
+        try:
+            self._step()
+        finally:
+            self.scheduler.debugger = None
+        if not debugger.reached:
+            debugger.nothing_to_step_into()
+        self._flush()
+
+    def _abandon_debugged_cycle(self, abandoned: DebugAbandoned) -> None:
+        """Keeps nothing of the cycle: its pod, assumed only here, is pending in the database."""
+        self.pending.pop(abandoned.cycle, None)
+        self.scheduler.debugger = None
+        self.result.stopped = (
+            STOP_GONE if abandoned.reason == ABANDON_GONE else STOP_DEBUG_ABANDONED
+        )
+        if self.result.stopped != STOP_GONE:
+            with contextlib.suppress(Exception):
+                debug_session_abandon(self.cluster_id, self.publisher, abandoned.reason)
+
     def _advance(self, when: float) -> None:
         if isinstance(self.clock, VirtualClock):
             self.clock.set(max(when, self.clock.now()))
@@ -435,7 +486,14 @@ class _Session:
         """Re-reads the run state, speed and steps; False when the session must end."""
         row = (
             Cluster.objects.filter(pk=self.cluster_id)
-            .values("clock_mode", "run_state", "speed", "pending_steps", "scheduler_settings")
+            .values(
+                "clock_mode",
+                "run_state",
+                "speed",
+                "pending_steps",
+                "scheduler_settings",
+                "debug_session__state",
+            )
             .first()
         )
         if row is None:
@@ -456,6 +514,7 @@ class _Session:
         self.paused = paused
         self.speed = row["speed"]
         self.pending_steps = row["pending_steps"]
+        self.debug_requested = row["debug_session__state"] == DebugSession.State.REQUESTED
         if isinstance(self.clock, ScaledWallClock):
             speed = 0.0 if paused else self.speed
             if speed != self.clock.speed:

@@ -23,7 +23,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from schedviz.cluster import attempts, exports, lessons, selectors, services
-from schedviz.cluster.models import Cluster
+from schedviz.cluster.models import Cluster, DebugSession
 from schedviz.cluster.ratelimit import limit_writes
 from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
 from schedviz.scheduler.trace import SCHEMA_VERSION
@@ -368,3 +368,46 @@ def lesson_load(request: HttpRequest, user: User, slug: str) -> HttpResponse:
         raise _BadRequest("paused: Invalid value: must be a boolean")
     cluster = lessons.lesson_load(slug=slug, owner=user, paused=paused)
     return JsonResponse({"id": cluster.id, "name": cluster.name}, status=201)
+
+
+def _debug_json(session: DebugSession | None) -> dict[str, Any]:
+    if session is None:
+        return {"state": None}
+    return {
+        "state": session.state,
+        "sequence": session.sequence,
+        "cycle": session.cycle or None,
+        "pod": session.pod or None,
+        "point": session.point or None,
+        "plugins": session.plugins,
+        "reached": session.reached,
+        "cycleState": session.state_entries,
+        "previous": session.previous,
+        "outcome": session.outcome or None,
+    }
+
+
+@api_view("GET", "POST")
+@limit_writes
+def cluster_debug(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
+    """GET: the step debugger's current stop. POST {"action": "step-into" | "continue" |
+    "finish", "sequence"?: N}: step into the next cycle of a paused cluster, or answer the stop
+    (``sequence`` names it, so that a command sent twice moves on once); 202 with the session."""
+    cluster = _cluster(user, cluster_id)
+    if request.method == "POST":
+        body = _json_body(request)
+        action = body.get("action")
+        sequence = body.get("sequence")
+        if action not in services.DEBUG_ACTIONS:
+            supported = ", ".join(f'"{a}"' for a in services.DEBUG_ACTIONS)
+            raise _BadRequest(
+                f"action: Unsupported value: {action!r}: supported values: {supported}"
+            )
+        if sequence is not None and (not isinstance(sequence, int) or isinstance(sequence, bool)):
+            raise _BadRequest(f"sequence: Invalid value: {sequence!r}: must be an integer")
+        if action == "step-into":
+            session = services.debug_step_into(cluster=cluster)
+        else:
+            session = services.debug_command(cluster=cluster, command=action, sequence=sequence)
+        return JsonResponse(_debug_json(session), status=202)
+    return JsonResponse(_debug_json(selectors.debug_session_get(cluster=cluster)))

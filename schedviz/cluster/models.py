@@ -332,3 +332,51 @@ class ApiToken(models.Model):
     )
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class DebugSession(models.Model):
+    """The step debugger of a paused cluster: one cycle, held before an extension point.
+
+    The browser (or a script) asks to step into the next cycle (``requested``); the runner takes
+    the request (``running``), and before each point the cycle reaches writes what it sees here
+    (``stopped``) and waits for ``command``; the cycle's end is ``finished``. ``abandoned``: the
+    runner stopped mid-cycle (lease lost, reset, nobody answered), keeping nothing of the cycle.
+    """
+
+    class State(models.TextChoices):
+        REQUESTED = "requested"
+        RUNNING = "running"
+        STOPPED = "stopped"
+        FINISHED = "finished"
+        ABANDONED = "abandoned"
+
+    class Command(models.TextChoices):
+        NONE = ""
+        CONTINUE = "continue"
+        FINISH = "finish"
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, primary_key=True, related_name="debug_session"
+    )
+    state = models.CharField(max_length=16, choices=State.choices, default=State.REQUESTED)
+    command = models.CharField(max_length=16, choices=Command.choices, blank=True, default="")
+    # Stops made in this session: a command answers the stop of this number.
+    sequence = models.PositiveIntegerField(default=0)
+    cycle = models.PositiveIntegerField(default=0)
+    pod = models.CharField(max_length=320, blank=True, default="")
+    # The point about to run ("End" once the cycle is over) and its plugins, in order.
+    point = models.CharField(max_length=32, blank=True, default="")
+    plugins = models.JSONField(default=list)
+    # The points the cycle reached so far, in order.
+    reached = models.JSONField(default=list)
+    # StateEntry.to_json() of each CycleState entry, in writing order.
+    state_entries = models.JSONField(default=list)
+    # PointOutcome.to_json() of what ran since the previous stop.
+    previous = models.JSONField(default=list)
+    # At the end: {"result", "node", "message"} of the cycle; why, when abandoned.
+    outcome = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    @property
+    def active(self) -> bool:
+        return self.state in (self.State.REQUESTED, self.State.RUNNING, self.State.STOPPED)

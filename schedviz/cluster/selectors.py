@@ -17,6 +17,7 @@ from schedviz.cluster.models import (
     Change,
     Cluster,
     Cycle,
+    DebugSession,
     Event,
     Node,
     Pod,
@@ -214,3 +215,12 @@ def latest_resource_version(*, cluster: Cluster) -> int:
     """The id of the cluster's latest change (0 without any): where a fresh list stands."""
     latest = Change.objects.filter(cluster=cluster).order_by("-id").values_list("id", flat=True)
     return latest.first() or 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The step debugger
+
+
+def debug_session_get(*, cluster: Cluster) -> DebugSession | None:
+    """The cluster's debugger session (the last one, when none is active), if any."""
+    return DebugSession.objects.filter(cluster=cluster).first()

@@ -13,6 +13,7 @@ urlpatterns = [
     path("clusters/<int:cluster_id>/pods", api.pods, name="pods"),
     path("clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>", api.pod_detail, name="pod"),
     path("clusters/<int:cluster_id>/cycles", api.cycles, name="cycles"),
+    path("clusters/<int:cluster_id>/debug", api.cluster_debug, name="debug"),
     path(
         "clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>/diagnosis",
         api.pod_diagnosis,

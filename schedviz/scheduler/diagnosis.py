@@ -537,7 +537,7 @@ def _taint_advice(pod: Pod, cluster: _Cluster) -> list[str]:
     return suggestions
 
 
-def _requirement_text(requirement: NodeSelectorRequirement) -> str:
+def requirement_text(requirement: NodeSelectorRequirement) -> str:
     values = ", ".join(requirement.values)
     if requirement.operator in ("Exists", "DoesNotExist"):
         return f"{requirement.key} {requirement.operator}"
@@ -582,10 +582,10 @@ def _affinity_advice(pod: Pod, cluster: _Cluster, reasons: Iterable[str]) -> lis
             requirements = [(r, False) for r in term.match_expressions] + [
                 (r, True) for r in term.match_fields
             ]
-            described = " and ".join(_requirement_text(r) for r, _ in requirements) or "(empty)"
+            described = " and ".join(requirement_text(r) for r, _ in requirements) or "(empty)"
             failing = {
                 name: [
-                    _requirement_text(r)
+                    requirement_text(r)
                     for r, f in requirements
                     if not _requirement_holds(node, r, f)
                 ]

@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from schedviz.kube.objects import Pod, PodCondition
+from schedviz.scheduler import debugger as points
+from schedviz.scheduler.debugger import DebugCycle, Debugger
 from schedviz.scheduler.extender import (
     EXTENDER_NAME,
     MAX_EXTENDER_PRIORITY,
@@ -145,6 +147,9 @@ class ScheduleOne:
     queue_was_empty: bool
     waiting: list[WaitingCycle]
     _emit: Callable[[CycleTrace], None] | None
+    # Attached for a cycle by whoever steps through it (None: no stops, one check per point).
+    debugger: Debugger | None
+    _debugging: DebugCycle | None
 
     def record_event(self, type_: str, reason: str, pod: Pod, message: str) -> dict[str, str]:
         event = self.store.record_event(type_, reason, pod, message)
@@ -195,32 +200,42 @@ class ScheduleOne:
         )
         self._trace_into(framework, trace)
         state = CycleState()
+        if self.debugger is not None:
+            self._debugging = DebugCycle(self.debugger, framework, state, trace)
         try:
-            result, assumed_pod_info, status = self.scheduling_cycle(
-                framework, state, pod_info, trace
-            )
-            if status is not None and not status.is_success():
-                self._finish_trace(trace, status, result)
-                self.handle_scheduling_failure(
-                    framework, pod_info, status, result.nominating_info, trace
-                )
-                return trace
-            assert assumed_pod_info is not None
-            trace.selected_node = result.suggested_host
-            if framework.get_waiting_pod(pod.key) is not None:
-                trace.result = RESULT_WAITING
-                # Upstream's Wait status text; the outcome replaces it when the wait ends.
-                trace.message = (
-                    f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
-                )
-                self.waiting.append((framework, state, assumed_pod_info, result, trace))
-                return trace
-            self.run_binding_cycle(framework, state, assumed_pod_info, result, trace)
+            self._cycle(framework, state, pod_info, trace)
+            if self._debugging is not None:
+                self._debugging.before(points.END, pod, ())
             return trace
         finally:
+            self._debugging = None
             self._trace_into(framework, None)
             trace.duration = time.perf_counter() - started
             self.emit(trace)
+
+    def _cycle(
+        self, framework: Framework, state: CycleState, pod_info: QueuedPodInfo, trace: CycleTrace
+    ) -> None:
+        """The scheduling cycle, then at once the binding cycle unless the pod waits at Permit."""
+        pod = pod_info.pod
+        result, assumed_pod_info, status = self.scheduling_cycle(framework, state, pod_info, trace)
+        if status is not None and not status.is_success():
+            self._finish_trace(trace, status, result)
+            self.handle_scheduling_failure(
+                framework, pod_info, status, result.nominating_info, trace
+            )
+            return
+        assert assumed_pod_info is not None
+        trace.selected_node = result.suggested_host
+        if framework.get_waiting_pod(pod.key) is not None:
+            trace.result = RESULT_WAITING
+            # Upstream's Wait status text; the outcome replaces it when the wait ends.
+            trace.message = (
+                f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            )
+            self.waiting.append((framework, state, assumed_pod_info, result, trace))
+            return
+        self.run_binding_cycle(framework, state, assumed_pod_info, result, trace)
 
     def _skip_pod_schedule(self, pod: Pod) -> bool:
         if pod.deletion_timestamp:
@@ -259,6 +274,10 @@ class ScheduleOne:
                     pod_info,
                     _fit_status(Code.Unschedulable, fit_error),
                 )
+            if self._debugging is not None:
+                self._debugging.before(
+                    points.POST_FILTER, pod, framework.plugin_names("postFilter")
+                )
             post_result, post_status = framework.run_post_filter_plugins(
                 state, pod, fit_error.diagnosis.node_to_status
             )
@@ -289,6 +308,8 @@ class ScheduleOne:
             )
         # Assumed, the pod counts on its node; as a nominated pod it would count twice.
         self.queue.delete_nominated_pod_if_exists(assumed_pod)
+        if self._debugging is not None:
+            self._debugging.before(points.RESERVE, assumed_pod, framework.plugin_names("reserve"))
         status = framework.run_reserve_plugins_reserve(state, assumed_pod, host)
         if status is not None and not status.is_success():
             framework.run_reserve_plugins_unreserve(state, assumed_pod, host)
@@ -298,6 +319,8 @@ class ScheduleOne:
                 assumed_info,
                 (_single_node_rejection(pod, host, status) if status.is_rejected() else status),
             )
+        if self._debugging is not None:
+            self._debugging.before(points.PERMIT, assumed_pod, framework.plugin_names("permit"))
         status = framework.run_permit_plugins(state, assumed_pod, host)
         if status is not None and not status.is_wait() and not status.is_success():
             framework.run_reserve_plugins_unreserve(state, assumed_pod, host)
@@ -335,6 +358,8 @@ class ScheduleOne:
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         all_nodes = self.snapshot.list()
+        if self._debugging is not None:
+            self._debugging.before(points.PRE_FILTER, pod, framework.plugin_names("preFilter"))
         pre_result, status, unscheduled_plugins = framework.run_pre_filter_plugins(state, pod)
         diagnosis.unschedulable_plugins = set(unscheduled_plugins)
         trace.skipped_filter_plugins = tuple(
@@ -351,6 +376,12 @@ class ScheduleOne:
                 trace.pre_filter_nodes = pre_result.node_names
             return [], diagnosis
 
+        if self._debugging is not None and framework.has_filter_plugins():
+            self._debugging.before(
+                points.FILTER,
+                pod,
+                [n for n in framework.plugin_names("filter") if n not in state.skip_filter_plugins],
+            )
         if pod.nominated_node_name:
             trace.nominated_node_tried = pod.nominated_node_name
             nominated = self.snapshot.get(pod.nominated_node_name)
@@ -574,9 +605,17 @@ class ScheduleOne:
         if not self.extenders and not framework.has_score_plugins():
             trace.totals = [1] * len(nodes)
             return [NodePluginScores(n.name, [], 1) for n in nodes]
+        if self._debugging is not None:
+            self._debugging.before(points.PRE_SCORE, pod, framework.plugin_names("preScore"))
         status = framework.run_pre_score_plugins(state, pod, nodes)
         if status is not None and not status.is_success():
             raise _SchedulingError(status)
+        if self._debugging is not None:
+            self._debugging.before(
+                points.SCORE,
+                pod,
+                [n for n in framework.plugin_names("score") if n not in state.skip_score_plugins],
+            )
         scores, status = framework.run_score_plugins(state, pod, nodes)
         if status is not None and not status.is_success():
             raise _SchedulingError(status)
@@ -658,13 +697,28 @@ class ScheduleOne:
         # Past Permit no failure makes the pod unschedulable (PreBind and Bind failures back
         # off), so the queue can stop recording events for it.
         self.queue.done(pod.key)
+        debugging = self._debugging
+        if debugging is not None:
+            debugging.before(
+                points.PRE_BIND,
+                pod,
+                [
+                    n
+                    for n in framework.plugin_names("preBind")
+                    if n not in state.skip_pre_bind_plugins
+                ],
+            )
         status = framework.run_pre_bind_plugins(state, pod, host)
         if status is not None and not status.is_success():
             return status
+        if debugging is not None:
+            debugging.before(points.BIND, pod, self._binders(framework, pod))
         status = self.bind(framework, state, pod, host)
         if status is not None and not status.is_success():
             return status
         self.cache.finish_binding(pod, self.clock.now())
+        if debugging is not None:
+            debugging.before(points.POST_BIND, pod, framework.plugin_names("postBind"))
         framework.run_post_bind_plugins(state, pod, host)
         return None
 
@@ -674,6 +728,13 @@ class ScheduleOne:
         if bound:
             return status
         return framework.run_bind_plugins(state, pod, host)
+
+    def _binders(self, framework: Framework, pod: Pod) -> list[str]:
+        """Who is about to bind: an interested binder extender, else the Bind plugins."""
+        for extender in self.extenders:
+            if extender.is_binder() and extender.is_interested(pod):
+                return [extender.name()]
+        return framework.plugin_names("bind")
 
     def extenders_binding(self, pod: Pod, host: str) -> tuple[bool, Status | None]:
         for extender in self.extenders:

@@ -104,6 +104,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         # Whether the last schedule_one found the queue empty.
         self.queue_was_empty = False
         self.waiting: list[WaitingCycle] = []
+        self.debugger = None
+        self._debugging = None
         self.extenders = build_extenders(config.extenders, extender_allowed_hosts)
         self.profiles: dict[str, Framework] = {}
         for profile in profiles_with_ignored_resources(config.extenders, config.profiles):

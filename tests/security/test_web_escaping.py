@@ -282,3 +282,48 @@ def test_the_exports_are_json_that_parses_back_to_the_names(
     assert NODE in json.dumps(lines) and POD in json.dumps(lines)
     kss = json.loads(json.dumps(exports.trace_export_kss(cluster=cluster)))
     assert NODE in json.dumps(kss)
+
+
+def test_the_step_debugger_panel_shows_them_as_text(client: Client, cluster: Cluster) -> None:
+    from webui.debugger_panel import debugger_fragment
+
+    services.cluster_set_run_state(cluster=cluster, run_state=Cluster.RunState.PAUSED)
+    services.debug_step_into(cluster=cluster)
+    services.debug_session_claim(cluster_id=cluster.pk)
+    services.debug_session_stop(
+        cluster_id=cluster.pk,
+        stop={
+            "cycle": 9,
+            "pod": f"default/{POD}",
+            "point": "Filter",
+            "plugins": [SCRIPT, "NodeResourcesFit"],
+            "reached": ["PreFilter", "Filter"],
+            "state_entries": [
+                {"key": "k", "point": "PreFilter", "plugin": SCRIPT, "text": f"{NODE} {RTL}"}
+            ],
+            "previous": [
+                {
+                    "point": "PreFilter",
+                    "plugins": [
+                        {
+                            "plugin": POD,
+                            "code": "Success",
+                            "reasons": [SCRIPT],
+                            "calls": 1,
+                            "rejected": 0,
+                        }
+                    ],
+                }
+            ],
+        },
+    )
+    page = client.get(reverse("webui:dashboard", args=[cluster.pk])).content.decode()
+    fragment = client.get(
+        reverse("webui:debug", args=[cluster.pk]), headers={"HX-Request": "true"}
+    ).content.decode()
+    live = debugger_fragment(cluster_id=cluster.pk)
+    for where, html in (("page", page), ("htmx", fragment), ("websocket", live)):
+        assert 'id="debugger"' in html, where
+        assert_escaped(html, f"debugger panel ({where})")
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html, where
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html, where

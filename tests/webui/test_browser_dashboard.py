@@ -164,3 +164,36 @@ def test_the_dashboard_at_desktop_and_phone_widths(dashboard_page: Any, tmp_path
         page.keyboard.press("Tab")
         focused.add(page.evaluate("document.activeElement.textContent.trim()"))
     assert "Pause" in focused
+
+
+def test_the_step_debugger_stops_before_each_point_and_finishes_the_cycle(
+    dashboard_page: Any,
+) -> None:
+    page = dashboard_page
+    _new_cluster(page)
+    page.get_by_role("button", name="Pause").click()
+    page.get_by_role("button", name="Step into next cycle").wait_for()
+    _apply(page, _yaml(2, {"web": "500m"}))
+    page.locator(".pending-pod").first.wait_for()
+
+    page.get_by_role("button", name="Step into next cycle").click()
+    panel = page.locator("#debugger")
+    panel.locator(".debug-point", has_text="PreFilter").wait_for()
+    assert "default/web" in panel.locator(".debug-pod").inner_text()
+    assert panel.locator('[aria-current="step"]').inner_text().startswith("PreFilter")
+    assert "NodeResourcesFit" in panel.locator(".debug-plugins").inner_text()
+    page.wait_for_timeout(500)
+    assert _chips(page).count() == 0  # really stopped: nothing bound
+
+    # Keyboard: the Continue button is a real, labelled button.
+    page.get_by_role("button", name="Continue to Filter").focus()
+    page.keyboard.press("Enter")
+    panel.locator(".debug-point", has_text="Filter").wait_for()
+    panel.get_by_text("PreFilter NodeResourcesFit computed requests cpu=500m").wait_for()
+    assert "What the previous point decided" in panel.inner_text()
+
+    page.get_by_role("button", name="Finish cycle").click()
+    panel.locator(".debug-result", has_text="Scheduled").wait_for()
+    page.locator(".node-card .chip[data-pod]").first.wait_for()
+    assert _chips(page).count() == 1
+    assert _still_the_same_document(page)

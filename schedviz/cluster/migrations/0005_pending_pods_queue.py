@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cluster', '0003_lesson_prediction'),
+        ('cluster', '0004_debug_session'),
     ]
 
     operations = [
