@@ -28,7 +28,7 @@ def _strip_header(text: str) -> str:
     starts = [
         event.start_mark.index
         for event in yaml.parse(text)
-        if isinstance(event, yaml.DocumentStartEvent)
+        if isinstance(event, yaml.DocumentStartEvent) and event.start_mark is not None
     ]
     assert len(starts) >= 2, "a case needs a header and at least one manifest"
     return text[starts[1] :]
