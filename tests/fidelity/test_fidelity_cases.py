@@ -21,17 +21,32 @@ CASES = sorted(CASES_DIR.glob("*/*.yaml"))
 UNDER_TEST = "fidelity.schedviz/under-test"
 
 
+def _strip_header(text: str) -> str:
+    """The case's text from its second document on, byte for byte: document 0 stripped, the
+    manifests handed over exactly as written (not re-serialised, which would reorder keys and
+    re-quote scalars)."""
+    starts = [
+        event.start_mark.index
+        for event in yaml.parse(text)
+        if isinstance(event, yaml.DocumentStartEvent) and event.start_mark is not None
+    ]
+    assert len(starts) >= 2, "a case needs a header and at least one manifest"
+    return text[starts[1] :]
+
+
 def _split_case(path: Path) -> tuple[dict[str, Any], str, str]:
     text = path.read_text()
-    documents = [d for d in yaml.safe_load_all(text) if d]
-    header, manifests = documents[0], documents[1:]
+    header = next(yaml.safe_load_all(text))
     assert header["kind"] == "FidelityCase"
+    manifests = _strip_header(text)
     under_test = next(
         f"{d['metadata'].get('namespace', 'default')}/{d['metadata']['name']}"
-        for d in manifests
-        if d.get("kind") == "Pod" and d["metadata"].get("annotations", {}).get(UNDER_TEST) == "true"
+        for d in yaml.safe_load_all(manifests)
+        if d
+        and d.get("kind") == "Pod"
+        and (d["metadata"].get("annotations") or {}).get(UNDER_TEST) == "true"
     )
-    return header, yaml.safe_dump_all(manifests), under_test
+    return header, manifests, under_test
 
 
 def _simulate(tmp_path: Path, manifests: str) -> dict[str, Any]:
