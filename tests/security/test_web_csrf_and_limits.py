@@ -184,6 +184,7 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "compare_new",
         "lesson_load",
         "predict",
+        "debug",
     }
     # Reads are never limited.
     for name in ("index", "dashboard", "pod_new", "node_new", "node", "apply", "profiles"):
