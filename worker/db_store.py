@@ -8,6 +8,10 @@ ADDED/MODIFIED/DELETED with the old and new objects. The scheduler's writes (bin
 victims' deletion, PV/PVC binding) go to ``schedviz.cluster.services`` and are not applied here:
 they come back through ``follow``. Events are kept until the runner writes them in a batch.
 
+Every write runs in one transaction with the runner's lease check (``fence``): a runner that lost
+its lease (paused past its expiry, say, while another took over) writes nothing, not even the
+bind of a cycle it was in the middle of; ``fenced_off`` tells it to stop.
+
 Change ids come from one sequence, but writers that do not lock the cluster (a bind) may commit
 out of id order; ``follow`` therefore looks back over the last ``LATE_COMMIT_SECONDS`` for rows
 that became visible after a later one, and applies any it missed.
@@ -19,7 +23,11 @@ import dataclasses
 import logging
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from django.db import transaction
 
 from schedviz.cluster import services
 from schedviz.cluster.models import KIND_MODELS, Change, Cluster, NamespacedResource
@@ -41,6 +49,13 @@ LATE_COMMIT_SECONDS = 2.0
 LATE_COMMIT_CHECK_SECONDS = 0.2
 
 
+class LeaseLostError(services.ServiceError):
+    """A write refused because the runner no longer holds the cluster's lease."""
+
+    def __init__(self, cluster_id: int) -> None:
+        super().__init__([f"the runner no longer holds the lease of cluster {cluster_id}"])
+
+
 def object_key(kind: str, namespace: str, name: str) -> str:
     model = KIND_MODELS.get(kind)
     if model is not None and issubclass(model, NamespacedResource):
@@ -54,9 +69,12 @@ def _condition_dict(condition: PodCondition) -> dict[str, Any]:
 
 
 class DatabaseStore(ClusterStore):
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, fence: Callable[[], bool] | None = None) -> None:
         super().__init__()
         self.cluster = cluster
+        # Called inside each write's transaction: whether this runner still holds the lease.
+        self._fence = fence
+        self.fenced_off = False
         self.last_change_id = 0
         # (kind, key) -> the id of the Change the cached object came from.
         self._versions: dict[tuple[str, str], int] = {}
@@ -147,8 +165,19 @@ class DatabaseStore(ClusterStore):
 
     # ------------------------------------------------------------------ writes, to the database
 
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One transaction for a write of the runner, refused with ``LeaseLostError`` when the
+        lease is no longer this runner's."""
+        with transaction.atomic():
+            if self.fenced_off or (self._fence is not None and not self._fence()):
+                self.fenced_off = True
+                raise LeaseLostError(self.cluster.pk)
+            yield
+
     def apply(self, obj: KubeObject) -> None:
-        services.objects_apply_from_scheduler(cluster=self.cluster, objects=[obj])
+        with self.write():
+            services.objects_apply_from_scheduler(cluster=self.cluster, objects=[obj])
 
     def delete(self, kind: str, key: str) -> Any:
         old = self.get(kind, key)
@@ -156,9 +185,10 @@ class DatabaseStore(ClusterStore):
             raise NotFoundError(f'{kind.lower()}s "{key}" not found')
         namespace = getattr(old, "namespace", "")
         try:
-            services.objects_delete(
-                cluster=self.cluster, refs=[services.ObjectRef(kind, old.name, namespace)]
-            )
+            with self.write():
+                services.objects_delete(
+                    cluster=self.cluster, refs=[services.ObjectRef(kind, old.name, namespace)]
+                )
         except services.ObjectNotFound as error:
             raise NotFoundError(str(error)) from None
         return old
@@ -166,9 +196,13 @@ class DatabaseStore(ClusterStore):
     def bind(self, pod: Pod, node_name: str) -> Status | None:
         """The pods/binding subresource, as a compare-and-set on the pod's row."""
         try:
-            services.pod_bind(
-                cluster=self.cluster, namespace=pod.namespace, name=pod.name, node_name=node_name
-            )
+            with self.write():
+                services.pod_bind(
+                    cluster=self.cluster,
+                    namespace=pod.namespace,
+                    name=pod.name,
+                    node_name=node_name,
+                )
         except services.ServiceError as error:
             message = str(error)
             return Status(Code.Error, (message,), error=message)
@@ -177,13 +211,17 @@ class DatabaseStore(ClusterStore):
     def update_pod_status(
         self, pod: Pod, condition: PodCondition | None, nominated_node_name: str | None
     ) -> Pod | None:
-        row = services.pod_update_status(
-            cluster=self.cluster,
-            namespace=pod.namespace,
-            name=pod.name,
-            condition=_condition_dict(condition) if condition is not None else None,
-            nominated_node_name=nominated_node_name,
-        )
+        try:
+            with self.write():
+                row = services.pod_update_status(
+                    cluster=self.cluster,
+                    namespace=pod.namespace,
+                    name=pod.name,
+                    condition=_condition_dict(condition) if condition is not None else None,
+                    nominated_node_name=nominated_node_name,
+                )
+        except LeaseLostError:
+            return None  # as for a pod gone: this runner stops before it matters
         if row is None:
             return None
         updated = self._decode(row.manifest, "Pod")

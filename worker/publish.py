@@ -78,6 +78,10 @@ class Publisher:
             del self._cycles[0]
             self._dropped_cycles += 1
 
+    def drop_cycles(self) -> None:
+        """Forgets the summaries not sent yet (cycles whose records were not written)."""
+        self._cycles, self._dropped_cycles = [], 0
+
     def queue(self, state: QueueState) -> None:
         """Offers the queue; ``state`` is only called when a message goes out, so the latest
         state offered is the one sent."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -14,6 +15,7 @@ from runner_fixtures import RunnerThread, file_database, manifests, wait_until
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
 from schedviz.scheduler.framework.interface import Code
+from worker import runner
 from worker.db_store import DatabaseStore
 from worker.runner import (
     STOP_HELD,
@@ -182,6 +184,98 @@ def test_a_runner_killed_between_assume_and_bind_loses_no_pod(
     binds = Change.objects.filter(cluster=cluster, kind="Pod", type=Change.Type.MODIFIED)
     bound_names = [c.name for c in binds if c.manifest.get("spec", {}).get("nodeName")]
     assert sorted(bound_names) == sorted(f"pod-{i}" for i in range(6))
+
+
+def binds_per_pod(cluster: Cluster) -> dict[str, int]:
+    """How many binds of each pod the change log holds."""
+    binds: dict[str, int] = {}
+    for name, manifest in Change.objects.filter(
+        cluster=cluster, kind="Pod", type=Change.Type.MODIFIED
+    ).values_list("name", "manifest"):
+        if manifest.get("spec", {}).get("nodeName"):
+            binds[name] = binds.get(name, 0) + 1
+    return binds
+
+
+def assert_consistent(cluster: Cluster, pods: int) -> None:
+    """Every pod bound once; the change log, the pods and the stored traces agree."""
+    assert binds_per_pod(cluster) == {f"pod-{i}": 1 for i in range(pods)}
+    numbers = list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True))
+    assert len(numbers) == len(set(numbers))
+    assert not Cycle.objects.filter(cluster=cluster).exclude(result="Scheduled").exists()
+    scheduled = dict(
+        Cycle.objects.filter(cluster=cluster, result="Scheduled").values_list("pod_name", "node")
+    )
+    assert scheduled == bound(cluster)
+
+
+class PausingBind:
+    """DatabaseStore.bind that holds a runner thread at its ``at``-th bind until resumed, as a
+    process stopped by the machine (SIGSTOP, a long GC pause, a suspended VM) would be held."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+        self.calls = 0
+        self.paused = threading.Event()
+        self.resume = threading.Event()
+        real = DatabaseStore.bind
+
+        def bind(store: DatabaseStore, pod: Any, node_name: str) -> Any:
+            if isinstance(threading.current_thread(), RunnerThread):
+                self.calls += 1
+                if self.calls == at:
+                    self.paused.set()
+                    assert self.resume.wait(timeout=30)
+            return real(store, pod, node_name)
+
+        monkeypatch.setattr(DatabaseStore, "bind", bind)
+
+
+def expire_lease(cluster: Cluster) -> None:
+    Lease.objects.filter(cluster=cluster).update(renewed_at=timezone.now() - timedelta(minutes=1))
+
+
+def test_a_holder_paused_past_its_lease_binds_nothing_once_another_took_over(
+    monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
+) -> None:
+    monkeypatch.setattr(runner, "FLUSH_CYCLES", 1)  # cycles 1 and 2 are stored before the pause
+    cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
+    pausing = PausingBind(monkeypatch, at=3)
+    paused = start(threads, cluster.pk, holder="paused")
+    assert pausing.paused.wait(timeout=20)
+    expire_lease(cluster)  # the pause outlasted the lease
+    successor = run_cluster(cluster.pk, holder="successor")
+    assert successor.acquired and successor.cycles == 4
+    pausing.resume.set()  # the paused runner wakes up in the middle of its third cycle
+    paused.join(timeout=30)
+    assert paused.result is not None and paused.result.acquired
+    # Its bind was refused, and the trace of that cycle (its number is the successor's now)
+    # was not written.
+    assert_consistent(cluster, 6)
+    assert list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True)) == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    ]
+
+
+def test_a_holder_paused_past_its_lease_that_nobody_took_starts_over_and_binds_the_rest(
+    monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
+) -> None:
+    monkeypatch.setattr(runner, "FLUSH_CYCLES", 1)
+    cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
+    pausing = PausingBind(monkeypatch, at=3)
+    paused = start(threads, cluster.pk, holder="paused")
+    assert pausing.paused.wait(timeout=20)
+    expire_lease(cluster)
+    pausing.resume.set()
+    paused.join(timeout=30)
+    # The expired lease refused the bind it woke up in; the runner took the lease again, listed
+    # the cluster afresh and scheduled the pod with the others.
+    assert paused.result is not None and paused.result.stopped == STOP_IDLE
+    assert_consistent(cluster, 6)
 
 
 def test_max_cycles_stops_a_run_and_the_next_one_goes_on() -> None:
