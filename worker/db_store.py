@@ -15,6 +15,10 @@ bind of a cycle it was in the middle of; ``fenced_off`` tells it to stop.
 Change ids come from one sequence, but writers that do not lock the cluster (a bind) may commit
 out of id order; ``follow`` therefore looks back over the last ``LATE_COMMIT_SECONDS`` for rows
 that became visible after a later one, and applies any it missed.
+
+A row is applied only when it is newer than what the cache has of its object (ids are
+resourceVersions): a row delivered twice, or one older than a change already applied, even a
+deletion (remembered for as long as an older row could still arrive late), changes nothing.
 """
 
 from __future__ import annotations
@@ -78,6 +82,9 @@ class DatabaseStore(ClusterStore):
         self.last_change_id = 0
         # (kind, key) -> the id of the Change the cached object came from.
         self._versions: dict[tuple[str, str], int] = {}
+        # (kind, key) -> the id of the Change that deleted the object, while a late row with a
+        # lower id could still arrive and must not bring it back.
+        self._deleted: dict[tuple[str, str], int] = {}
         # Ids applied recently, and the low ends of the reads that found rows: a row committed
         # late has an id above one of these, and below the highest seen.
         self._applied_recently: set[int] = set()
@@ -128,9 +135,11 @@ class DatabaseStore(ClusterStore):
             self._reads.popleft()
         if not self._reads:
             self._applied_recently.clear()
+            self._deleted.clear()
             return []
         low = min(start for _, start in self._reads)
         self._applied_recently = {i for i in self._applied_recently if i > low}
+        self._deleted = {ref: i for ref, i in self._deleted.items() if i > low}
         ids = Change.objects.filter(
             cluster=self.cluster, id__gt=low, id__lte=self.last_change_id
         ).values_list("id", flat=True)
@@ -142,17 +151,21 @@ class DatabaseStore(ClusterStore):
 
     def _apply_change(self, row: Change) -> None:
         self._applied_recently.add(row.id)
-        key = object_key(row.kind, row.namespace, row.name)
-        if self._versions.get((row.kind, key), 0) >= row.id:
-            return  # the cached object is this change or newer (listed after it was written)
+        ref = (row.kind, object_key(row.kind, row.namespace, row.name))
+        if max(self._versions.get(ref, 0), self._deleted.get(ref, 0)) >= row.id:
+            # The cache has this change or a newer one (listed after it was written, delivered
+            # twice, or a row committed late behind a newer change of the same object).
+            return
         if row.type == Change.Type.DELETED:
-            self._versions.pop((row.kind, key), None)
-            if self.get(row.kind, key) is not None:
-                ClusterStore.delete(self, row.kind, key)
+            self._versions.pop(ref, None)
+            self._deleted[ref] = row.id
+            if self.get(*ref) is not None:
+                ClusterStore.delete(self, *ref)
             return
         obj = self._decode(row.manifest, row.kind)
         if obj is not None:
-            self._versions[(row.kind, key)] = row.id
+            self._versions[ref] = row.id
+            self._deleted.pop(ref, None)
             ClusterStore.apply(self, obj)
 
     def _decode(self, manifest: dict[str, Any], kind: str) -> KubeObject | None:

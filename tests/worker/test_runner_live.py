@@ -278,6 +278,29 @@ def test_a_holder_paused_past_its_lease_that_nobody_took_starts_over_and_binds_t
     assert_consistent(cluster, 6)
 
 
+def test_change_rows_delivered_again_and_out_of_order_bind_each_pod_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = live_cluster(2, 10, clock_mode=Cluster.ClockMode.VIRTUAL)
+    real_follow = DatabaseStore.follow
+    redelivered = {"rows": 0}
+
+    def follow_then_redeliver_backwards(store: DatabaseStore) -> int:
+        applied = real_follow(store)
+        # Every row so far again, newest first: each pod's addition comes after its bind.
+        for row in Change.objects.filter(cluster=cluster, id__lte=store.last_change_id).order_by(
+            "-id"
+        ):
+            store._apply_change(row)
+            redelivered["rows"] += 1
+        return applied
+
+    monkeypatch.setattr(DatabaseStore, "follow", follow_then_redeliver_backwards)
+    result = run_cluster(cluster.pk)
+    assert result.cycles == 10 and redelivered["rows"] > 10
+    assert_consistent(cluster, 10)
+
+
 def test_max_cycles_stops_a_run_and_the_next_one_goes_on() -> None:
     cluster = live_cluster(1, 4, clock_mode=Cluster.ClockMode.VIRTUAL)
     first = run_cluster(cluster.pk, max_cycles=1)
