@@ -10,7 +10,9 @@ they come back through ``follow``. Events are kept until the runner writes them 
 
 Every write runs in one transaction with the runner's lease check (``fence``): a runner that lost
 its lease (paused past its expiry, say, while another took over) writes nothing, not even the
-bind of a cycle it was in the middle of; ``fenced_off`` tells it to stop.
+bind of a cycle it was in the middle of; ``fenced_off`` tells it to stop. A write whose
+connection failed may or may not have committed; the framework turns a failed bind into a
+status, so ``connection_failed`` keeps the error for the runner, which starts over.
 
 Change ids come from one sequence, but writers that do not lock the cluster (a bind) may commit
 out of id order; ``follow`` therefore looks back over the last ``LATE_COMMIT_SECONDS`` for rows
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 
 from schedviz.cluster import services
 from schedviz.cluster.models import KIND_MODELS, Change, Cluster, NamespacedResource
@@ -47,6 +49,8 @@ from schedviz.scheduler.store import (
 
 logger = logging.getLogger(__name__)
 
+# What a dropped or restarted database raises (psycopg and sqlite3, as Django wraps them).
+DATABASE_ERRORS = (OperationalError, InterfaceError)
 # How long a Change row may become visible after one with a higher id (a slow transaction).
 LATE_COMMIT_SECONDS = 2.0
 # How often to look for such rows.
@@ -79,6 +83,7 @@ class DatabaseStore(ClusterStore):
         # Called inside each write's transaction: whether this runner still holds the lease.
         self._fence = fence
         self.fenced_off = False
+        self.connection_failed: Exception | None = None
         self.last_change_id = 0
         # (kind, key) -> the id of the Change the cached object came from.
         self._versions: dict[tuple[str, str], int] = {}
@@ -182,11 +187,18 @@ class DatabaseStore(ClusterStore):
     def write(self) -> Iterator[None]:
         """One transaction for a write of the runner, refused with ``LeaseLostError`` when the
         lease is no longer this runner's."""
-        with transaction.atomic():
-            if self.fenced_off or (self._fence is not None and not self._fence()):
-                self.fenced_off = True
-                raise LeaseLostError(self.cluster.pk)
-            yield
+        if self.connection_failed is not None:
+            # Nothing more in a cycle whose write failed: its outcome is unknown.
+            raise self.connection_failed
+        try:
+            with transaction.atomic():
+                if self.fenced_off or (self._fence is not None and not self._fence()):
+                    self.fenced_off = True
+                    raise LeaseLostError(self.cluster.pk)
+                yield
+        except DATABASE_ERRORS as error:
+            self.connection_failed = self.connection_failed or error
+            raise
 
     def apply(self, obj: KubeObject) -> None:
         with self.write():

@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection
+from django.db import connection
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -49,7 +49,7 @@ from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
-from worker.db_store import DatabaseStore, LeaseLostError
+from worker.db_store import DATABASE_ERRORS, DatabaseStore, LeaseLostError
 from worker.publish import QUEUE_LIST_LIMIT, Publisher, cycle_summary
 
 logger = logging.getLogger(__name__)
@@ -77,8 +77,6 @@ STOP_CONFIG = "configuration error"
 STOP_RESTART = "clock mode or scheduler configuration changed"
 STOP_DATABASE = "database connection lost"
 
-# What a dropped or restarted database raises (psycopg and sqlite3, as Django wraps them).
-DATABASE_ERRORS = (OperationalError, InterfaceError)
 # A runner whose database fails starts over on a new connection, this many times in a row
 # without a cycle in between, waiting a little longer each time; then the run fails and the
 # lease expires (a distributed deployment resumes the cluster later).
@@ -379,6 +377,14 @@ class _Session:
         self._offer_queue()
         try:
             self._loop()
+        except DATABASE_ERRORS:
+            # The cycles finished before the failure are kept, on a new connection if the
+            # database answers; the run starts over after that.
+            _drop_connection()
+            self.store.connection_failed = None
+            with contextlib.suppress(Exception):
+                self._flush()
+            raise
         except BaseException:
             # Keep what can be kept, but let the failure be the one reported.
             with contextlib.suppress(Exception):
@@ -426,6 +432,10 @@ class _Session:
                 # Pods added while paused wait in activeQ: shown before any cycle runs.
                 self._offer_queue()
             worked = self._work()
+            if self.store.connection_failed is not None:
+                # A write failed with its connection inside a cycle (the framework made it a
+                # status): the cycle's outcome is unknown, the session starts over.
+                raise self.store.connection_failed
             if self.store.fenced_off:
                 # A write was refused: the lease was lost in the middle of a cycle.
                 self.result.stopped = STOP_LEASE_LOST
@@ -537,6 +547,8 @@ class _Session:
     # ------------------------------------------------------------------ records and publishing
 
     def _on_trace(self, trace: CycleTrace) -> None:
+        if self.store.connection_failed is not None:
+            return  # its bind may or may not have committed: the next list tells
         # A cycle held at Permit is emitted again with its outcome: the latest one is kept.
         self.pending[trace.cycle] = trace
         self.publisher.cycle(cycle_summary(trace))

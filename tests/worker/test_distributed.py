@@ -185,6 +185,48 @@ def test_two_workers_asked_to_run_one_cluster_at_once_let_exactly_one_schedule(
     assert binds == placed == scheduled
 
 
+def assert_each_pod_bound_once_and_traced_where_bound(cluster: Cluster, pods: int) -> None:
+    binds: dict[str, int] = {}
+    for name, manifest in Change.objects.filter(
+        cluster=cluster, kind="Pod", type=Change.Type.MODIFIED
+    ).values_list("name", "manifest"):
+        if manifest.get("spec", {}).get("nodeName"):
+            binds[name] = binds.get(name, 0) + 1
+    assert len(binds) == pods and set(binds.values()) == {1}
+    numbers = list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True))
+    assert len(numbers) == len(set(numbers))
+    assert not Cycle.objects.filter(cluster=cluster).exclude(result="Scheduled").exists()
+    placed = dict(Pod.objects.filter(cluster=cluster).values_list("name", "node_name"))
+    scheduled = Cycle.objects.filter(cluster=cluster, result="Scheduled")
+    assert all(placed[pod] == node for pod, node in scheduled.values_list("pod_name", "node"))
+
+
+def test_a_runner_whose_database_connection_is_terminated_reconnects_and_binds_each_pod_once(
+    workers: Workers,
+) -> None:
+    pods = 600
+    cluster = services.cluster_create(name="pg", clock_mode=Cluster.ClockMode.VIRTUAL)
+    services.manifests_apply(cluster=cluster, text=manifests(30, pods))
+    workers.start()
+    tasks.run_cluster.delay(cluster.pk)
+    for threshold in (20, 150):
+        wait_until(lambda n=threshold: bound_count(cluster) >= n, timeout=60)
+        with connection.cursor() as cursor:
+            # Every other backend of the test database: the worker's, mid-run.
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            assert any(terminated for (terminated,) in cursor.fetchall())
+        assert bound_count(cluster) < pods, "the run ended before the connection was dropped"
+    wait_until(lambda: bound_count(cluster) == pods, timeout=120)
+    # The run went on to its end and gave the lease up (a crashed one keeps it).
+    wait_until(lambda: Lease.objects.get(cluster=cluster).holder == "", timeout=30)
+    log = (workers.logs / "worker-0.log").read_text(errors="replace")
+    assert "the database connection failed" in log
+    assert_each_pod_bound_once_and_traced_where_bound(cluster, pods)
+
+
 async def test_a_websocket_receives_the_cycle_of_a_pod_applied_through_the_api(
     workers: Workers,
 ) -> None:

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import OperationalError, transaction
 from django.utils import timezone
 from runner_fixtures import RunnerThread, file_database, manifests, wait_until
 
@@ -299,6 +300,55 @@ def test_change_rows_delivered_again_and_out_of_order_bind_each_pod_once(
     result = run_cluster(cluster.pk)
     assert result.cycles == 10 and redelivered["rows"] > 10
     assert_consistent(cluster, 10)
+
+
+def connection_dropped() -> OperationalError:
+    return OperationalError("server closed the connection unexpectedly")
+
+
+@pytest.mark.parametrize("where", ["bind-before-commit", "bind-after-commit", "following"])
+def test_a_dropped_database_connection_is_reopened_and_each_pod_bound_once(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    cluster = live_cluster(2, 8, clock_mode=Cluster.ClockMode.VIRTUAL)
+    calls = {"bind": 0, "follow": 0}
+    real_bind, real_follow = services.pod_bind, DatabaseStore.follow
+
+    def failing_bind(**kwargs: Any) -> None:
+        calls["bind"] += 1
+        if calls["bind"] == 3 and where == "bind-before-commit":
+            raise connection_dropped()
+        real_bind(**kwargs)
+        if calls["bind"] == 3 and where == "bind-after-commit":
+            # Committed, but the answer never arrives.
+            def drop() -> None:
+                raise connection_dropped()
+
+            transaction.on_commit(drop)
+
+    def failing_follow(store: DatabaseStore) -> int:
+        calls["follow"] += 1
+        if calls["follow"] == 5 and where == "following":
+            raise connection_dropped()
+        return real_follow(store)
+
+    monkeypatch.setattr(runner, "DATABASE_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(services, "pod_bind", failing_bind)
+    monkeypatch.setattr(DatabaseStore, "follow", failing_follow)
+    result = run_cluster(cluster.pk)
+    assert result.stopped == STOP_IDLE
+    assert binds_per_pod(cluster) == {f"pod-{i}": 1 for i in range(8)}
+    numbers = list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True))
+    assert len(numbers) == len(set(numbers))
+    assert not Cycle.objects.filter(cluster=cluster).exclude(result="Scheduled").exists()
+    scheduled = dict(
+        Cycle.objects.filter(cluster=cluster, result="Scheduled").values_list("pod_name", "node")
+    )
+    placed = bound(cluster)
+    assert all(placed[pod] == node for pod, node in scheduled.items())
+    # Only the cycle whose bind committed unanswered is without its trace.
+    untraced = set(placed) - set(scheduled)
+    assert len(untraced) == (1 if where == "bind-after-commit" else 0)
 
 
 def test_max_cycles_stops_a_run_and_the_next_one_goes_on() -> None:
