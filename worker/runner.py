@@ -160,6 +160,19 @@ def lease_held(*, cluster_id: int) -> bool:
     return lease is not None and bool(lease.holder) and not _lease_expired(lease, timezone.now())
 
 
+RUNNER_RUNNING, RUNNER_IDLE, RUNNER_OFFLINE = "running", "idle", "offline"
+
+
+def lease_state(*, cluster_id: int) -> str:
+    """What the dashboard says of the cluster's runner, from the lease alone (a dead runner
+    sends nothing): running (held, renewed in time), offline (held, but not renewed in time:
+    its runner died or hangs, until another takes over) or idle (no holder)."""
+    lease = Lease.objects.filter(cluster_id=cluster_id).first()
+    if lease is None or not lease.holder:
+        return RUNNER_IDLE
+    return RUNNER_OFFLINE if _lease_expired(lease, timezone.now()) else RUNNER_RUNNING
+
+
 def ran_since(*, cluster_id: int, when: datetime) -> bool:
     """Whether a runner gave the lease up after ``when`` (with a margin for clock skew between
     machines). Having looked for new changes after giving it up, that runner saw every change
