@@ -194,6 +194,22 @@ def orphaned_clusters() -> list[int]:
     ]
 
 
+def stranded_clusters() -> list[int]:
+    """Clusters with a change committed after their last runner stopped (or never run): the task
+    that would have run them was lost, sent while the broker was down or queued in a Redis that
+    restarted."""
+    rows = (
+        Cluster.objects.annotate(last_change=Max("changes__created_at"))
+        .filter(last_change__isnull=False)
+        .values_list("pk", "last_change", "lease__holder", "lease__renewed_at")
+    )
+    return [
+        cluster_id
+        for cluster_id, last_change, holder, released_at in rows
+        if not holder and (released_at is None or last_change > released_at)
+    ]
+
+
 def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:
     """How long until every lease held now (of one cluster, or all) has expired unless
     renewed."""

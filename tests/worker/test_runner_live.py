@@ -25,6 +25,7 @@ from worker.runner import (
     STOP_MAX_CYCLES,
     lease_acquire,
     run_cluster,
+    stranded_clusters,
 )
 
 __all__ = ["file_database"]  # a fixture, used by name
@@ -430,3 +431,13 @@ spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: "2"}}}
     wait_until(lambda: Cycle.objects.filter(cluster=cluster).count() == 2)
     results = list(Cycle.objects.filter(cluster=cluster).values_list("result", "attempt"))
     assert results == [("Unschedulable", 1), ("Scheduled", 2)]
+
+
+def test_a_cluster_with_a_change_no_runner_saw_is_stranded_until_a_runner_runs() -> None:
+    cluster = live_cluster(1, 1, clock_mode=Cluster.ClockMode.VIRTUAL)
+    assert stranded_clusters() == [cluster.pk]  # its task never ran (the broker was down)
+    run_cluster(cluster.pk)
+    assert stranded_clusters() == []
+    Lease.objects.filter(cluster=cluster).update(renewed_at=timezone.now() - timedelta(minutes=1))
+    services.manifests_apply(cluster=cluster, text=manifests(0, 1, prefix="later"))
+    assert stranded_clusters() == [cluster.pk]
