@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +35,8 @@ from worker.runner import (
 __all__ = ["file_database"]  # a fixture, used by name
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def live_cluster(nodes: int, pods: int, **fields: Any) -> Cluster:
@@ -441,3 +447,53 @@ def test_a_cluster_with_a_change_no_runner_saw_is_stranded_until_a_runner_runs()
     Lease.objects.filter(cluster=cluster).update(renewed_at=timezone.now() - timedelta(minutes=1))
     services.manifests_apply(cluster=cluster, text=manifests(0, 1, prefix="later"))
     assert stranded_clusters() == [cluster.pk]
+
+
+@pytest.mark.parametrize("where", ["inside-bind", "after-bind"])
+def test_a_runner_process_killed_in_or_after_a_bind_loses_nothing_and_binds_nothing_twice(
+    file_database: None, tmp_path: Path, where: str
+) -> None:
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the killed process opens the test's SQLite file")
+    cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
+    marker = tmp_path / "stopped"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(SCHEDVIZ_VAR_DIR=str(tmp_path), SCHEDVIZ_START_RUNNERS="false", PYTHONPATH=ROOT)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).parent / "killed_runner.py"),
+            str(cluster.pk),
+            where,
+            str(marker),
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    try:
+        wait_until(marker.exists, timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+    assert Lease.objects.get(cluster=cluster).holder == "doomed"  # a dead holder keeps it
+    assert not Cycle.objects.filter(cluster=cluster).exists()  # none of its cycles written
+    was_bound = sum(1 for node in bound(cluster).values() if node)
+    assert was_bound == (3 if where == "after-bind" else 2)
+    expire_lease(cluster)
+    result = run_cluster(cluster.pk)
+    assert result.acquired and result.cycles == 6 - was_bound
+    # Each pod bound once, the change log and the pods agree; the traces of the dead runner's
+    # last cycles were lost with it: the pods it bound have no Cycle row, and are not scheduled
+    # again.
+    assert binds_per_pod(cluster) == {f"pod-{i}": 1 for i in range(6)}
+    scheduled = dict(
+        Cycle.objects.filter(cluster=cluster, result="Scheduled").values_list("pod_name", "node")
+    )
+    placed = bound(cluster)
+    assert len(scheduled) == 6 - was_bound
+    assert all(placed[pod] == node for pod, node in scheduled.items())
+    assert list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True)) == list(
+        range(1, 7 - was_bound)
+    )
