@@ -14,6 +14,11 @@ the same partials the dashboard page renders (webui/templates/webui/dashboard/pa
 - ``cluster.debug``: the step debugger panel (webui/debugger_panel.py), re-read from the
   database: the runner stopped before a point, took a command or ended the cycle.
 
+A runner that dies says nothing, so the consumer also reads the cluster's lease every
+``RUNNER_WATCH_INTERVAL`` seconds: a lease held but not renewed in time is "offline", and when a
+runner has it again the status says the scheduler is back. Both go out as ``cluster.status``
+(to API clients too).
+
 API clients connect with ``?format=json`` and get each message as a JSON text frame instead.
 Who may watch is decided by the same owner check as the pages.
 """
@@ -39,6 +44,9 @@ DASHBOARD = "webui/dashboard/page.html"
 # never more than a third of the time: a big page that takes long to render is re-read less often.
 REFRESH_INTERVAL = 0.5
 REFRESH_DUTY = 3
+# How often each connection reads the lease, to notice a runner that stopped without a word.
+RUNNER_WATCH_INTERVAL = 2.0
+BACK_ONLINE = "back: a runner has taken over"
 
 
 def group_name(cluster_id: int) -> str:
@@ -81,6 +89,9 @@ def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> st
     )
 
 
+_runner_state = database_sync_to_async(presenters.runner_state)
+
+
 # "Predict, then reveal" (webui/prediction_panel.py): the panel follows the cycles (reveals), the
 # head of activeQ (the pod to guess about) and the run state.
 _render_predict = database_sync_to_async(prediction_panel.predict_fragment)
@@ -108,6 +119,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     _refresh: asyncio.Task[None] | None
     _refreshed_at: float
     _refresh_interval: float
+    _watch: asyncio.Task[None] | None = None
+    runner_shown: str | None = None
     active_head: str | None = None
     paused: bool | None = None
 
@@ -125,6 +138,9 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self.group = group_name(self.cluster_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        runner = await _runner_state(cluster_id=self.cluster_id)
+        self.runner_shown = runner["runner"]
+        self._watch = asyncio.create_task(self._watch_runner())
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
             return
@@ -137,12 +153,15 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         await self.send(
             text_data=render_to_string(f"{DASHBOARD}#feed", {"feed": self.feed, "oob": True})
             + render_to_string(f"{DASHBOARD}#queue", {"queue": queue, "oob": True})
+            + render_to_string(f"{DASHBOARD}#status", {"runner": runner, "oob": True})
         )
         self._refresh_soon()
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "_refresh", None) is not None:
             self._refresh.cancel()  # type: ignore[union-attr]
+        if self._watch is not None:
+            self._watch.cancel()
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -197,6 +216,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self._refresh_soon()
 
     async def cluster_status(self, event: dict[str, Any]) -> None:
+        event = self._note_runner(event)
         if self.as_json:
             await self._forward(event)
             return
@@ -214,6 +234,23 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             await self._forward(event)
             return
         await self.send(text_data=await _render_debugger(cluster_id=self.cluster_id))
+
+    def _note_runner(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The status as shown: a runner running after one went offline is "back"."""
+        runner = event.get("runner")
+        if self.runner_shown == "offline" and runner == "running":
+            event = {**event, "note": BACK_ONLINE}
+        self.runner_shown = runner if isinstance(runner, str) else None
+        return event
+
+    async def _watch_runner(self) -> None:
+        """Reads the lease now and then; a change the runner did not announce (it died, or one
+        took over from a dead one) goes out as a ``cluster.status`` of the consumer's own."""
+        while True:
+            await asyncio.sleep(RUNNER_WATCH_INTERVAL)
+            runner = await _runner_state(cluster_id=self.cluster_id)
+            if runner["runner"] != self.runner_shown:
+                await self.cluster_status({"type": "cluster.status", **runner})
 
     async def _predict_on_status(self, event: dict[str, Any]) -> str:
         """The prediction panel when the run state changed (its form shows while paused only);

@@ -448,13 +448,17 @@ def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str
 # The runner
 
 
-def runner_state(*, cluster: Cluster) -> dict[str, Any]:
-    """What the page says about the runner before the websocket tells: "running" while a live
-    lease is held, "idle" otherwise (the ``cluster.status`` message's fields)."""
+def runner_state(*, cluster_id: int) -> dict[str, Any]:
+    """What the page says about the runner before the websocket tells, read from the lease:
+    "running", "offline" (held but not renewed in time) or "idle" (the ``cluster.status``
+    message's fields)."""
     # Imported here: the worker package imports the consumers, which import this module.
-    from worker.runner import lease_held
+    from worker.runner import RUNNER_OFFLINE, lease_state
 
-    return {"runner": "running" if lease_held(cluster_id=cluster.pk) else "idle"}
+    state = lease_state(cluster_id=cluster_id)
+    if state == RUNNER_OFFLINE:
+        return {"runner": state, "stopped": "the runner stopped renewing its lease"}
+    return {"runner": state}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -499,6 +503,6 @@ def dashboard_context(
             events=requeue_events(cluster=cluster),
             as_of=as_of,
         ),
-        runner=runner_state(cluster=cluster),
+        runner=runner_state(cluster_id=cluster.pk),
     )
     return context

@@ -8,9 +8,19 @@ ADDED/MODIFIED/DELETED with the old and new objects. The scheduler's writes (bin
 victims' deletion, PV/PVC binding) go to ``schedviz.cluster.services`` and are not applied here:
 they come back through ``follow``. Events are kept until the runner writes them in a batch.
 
+Every write runs in one transaction with the runner's lease check (``fence``): a runner that lost
+its lease (paused past its expiry, say, while another took over) writes nothing, not even the
+bind of a cycle it was in the middle of; ``fenced_off`` tells it to stop. A write whose
+connection failed may or may not have committed; the framework turns a failed bind into a
+status, so ``connection_failed`` keeps the error for the runner, which starts over.
+
 Change ids come from one sequence, but writers that do not lock the cluster (a bind) may commit
 out of id order; ``follow`` therefore looks back over the last ``LATE_COMMIT_SECONDS`` for rows
 that became visible after a later one, and applies any it missed.
+
+A row is applied only when it is newer than what the cache has of its object (ids are
+resourceVersions): a row delivered twice, or one older than a change already applied, even a
+deletion (remembered for as long as an older row could still arrive late), changes nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +29,11 @@ import dataclasses
 import logging
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from django.db import InterfaceError, OperationalError, transaction
 
 from schedviz.cluster import services
 from schedviz.cluster.models import KIND_MODELS, Change, Cluster, NamespacedResource
@@ -35,10 +49,19 @@ from schedviz.scheduler.store import (
 
 logger = logging.getLogger(__name__)
 
+# What a dropped or restarted database raises (psycopg and sqlite3, as Django wraps them).
+DATABASE_ERRORS = (OperationalError, InterfaceError)
 # How long a Change row may become visible after one with a higher id (a slow transaction).
 LATE_COMMIT_SECONDS = 2.0
 # How often to look for such rows.
 LATE_COMMIT_CHECK_SECONDS = 0.2
+
+
+class LeaseLostError(services.ServiceError):
+    """A write refused because the runner no longer holds the cluster's lease."""
+
+    def __init__(self, cluster_id: int) -> None:
+        super().__init__([f"the runner no longer holds the lease of cluster {cluster_id}"])
 
 
 def object_key(kind: str, namespace: str, name: str) -> str:
@@ -54,12 +77,19 @@ def _condition_dict(condition: PodCondition) -> dict[str, Any]:
 
 
 class DatabaseStore(ClusterStore):
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, fence: Callable[[], bool] | None = None) -> None:
         super().__init__()
         self.cluster = cluster
+        # Called inside each write's transaction: whether this runner still holds the lease.
+        self._fence = fence
+        self.fenced_off = False
+        self.connection_failed: Exception | None = None
         self.last_change_id = 0
         # (kind, key) -> the id of the Change the cached object came from.
         self._versions: dict[tuple[str, str], int] = {}
+        # (kind, key) -> the id of the Change that deleted the object, while a late row with a
+        # lower id could still arrive and must not bring it back.
+        self._deleted: dict[tuple[str, str], int] = {}
         # Ids applied recently, and the low ends of the reads that found rows: a row committed
         # late has an id above one of these, and below the highest seen.
         self._applied_recently: set[int] = set()
@@ -110,9 +140,11 @@ class DatabaseStore(ClusterStore):
             self._reads.popleft()
         if not self._reads:
             self._applied_recently.clear()
+            self._deleted.clear()
             return []
         low = min(start for _, start in self._reads)
         self._applied_recently = {i for i in self._applied_recently if i > low}
+        self._deleted = {ref: i for ref, i in self._deleted.items() if i > low}
         ids = Change.objects.filter(
             cluster=self.cluster, id__gt=low, id__lte=self.last_change_id
         ).values_list("id", flat=True)
@@ -124,17 +156,21 @@ class DatabaseStore(ClusterStore):
 
     def _apply_change(self, row: Change) -> None:
         self._applied_recently.add(row.id)
-        key = object_key(row.kind, row.namespace, row.name)
-        if self._versions.get((row.kind, key), 0) >= row.id:
-            return  # the cached object is this change or newer (listed after it was written)
+        ref = (row.kind, object_key(row.kind, row.namespace, row.name))
+        if max(self._versions.get(ref, 0), self._deleted.get(ref, 0)) >= row.id:
+            # The cache has this change or a newer one (listed after it was written, delivered
+            # twice, or a row committed late behind a newer change of the same object).
+            return
         if row.type == Change.Type.DELETED:
-            self._versions.pop((row.kind, key), None)
-            if self.get(row.kind, key) is not None:
-                ClusterStore.delete(self, row.kind, key)
+            self._versions.pop(ref, None)
+            self._deleted[ref] = row.id
+            if self.get(*ref) is not None:
+                ClusterStore.delete(self, *ref)
             return
         obj = self._decode(row.manifest, row.kind)
         if obj is not None:
-            self._versions[(row.kind, key)] = row.id
+            self._versions[ref] = row.id
+            self._deleted.pop(ref, None)
             ClusterStore.apply(self, obj)
 
     def _decode(self, manifest: dict[str, Any], kind: str) -> KubeObject | None:
@@ -147,8 +183,26 @@ class DatabaseStore(ClusterStore):
 
     # ------------------------------------------------------------------ writes, to the database
 
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One transaction for a write of the runner, refused with ``LeaseLostError`` when the
+        lease is no longer this runner's."""
+        if self.connection_failed is not None:
+            # Nothing more in a cycle whose write failed: its outcome is unknown.
+            raise self.connection_failed
+        try:
+            with transaction.atomic():
+                if self.fenced_off or (self._fence is not None and not self._fence()):
+                    self.fenced_off = True
+                    raise LeaseLostError(self.cluster.pk)
+                yield
+        except DATABASE_ERRORS as error:
+            self.connection_failed = self.connection_failed or error
+            raise
+
     def apply(self, obj: KubeObject) -> None:
-        services.objects_apply_from_scheduler(cluster=self.cluster, objects=[obj])
+        with self.write():
+            services.objects_apply_from_scheduler(cluster=self.cluster, objects=[obj])
 
     def delete(self, kind: str, key: str) -> Any:
         old = self.get(kind, key)
@@ -156,9 +210,10 @@ class DatabaseStore(ClusterStore):
             raise NotFoundError(f'{kind.lower()}s "{key}" not found')
         namespace = getattr(old, "namespace", "")
         try:
-            services.objects_delete(
-                cluster=self.cluster, refs=[services.ObjectRef(kind, old.name, namespace)]
-            )
+            with self.write():
+                services.objects_delete(
+                    cluster=self.cluster, refs=[services.ObjectRef(kind, old.name, namespace)]
+                )
         except services.ObjectNotFound as error:
             raise NotFoundError(str(error)) from None
         return old
@@ -166,9 +221,13 @@ class DatabaseStore(ClusterStore):
     def bind(self, pod: Pod, node_name: str) -> Status | None:
         """The pods/binding subresource, as a compare-and-set on the pod's row."""
         try:
-            services.pod_bind(
-                cluster=self.cluster, namespace=pod.namespace, name=pod.name, node_name=node_name
-            )
+            with self.write():
+                services.pod_bind(
+                    cluster=self.cluster,
+                    namespace=pod.namespace,
+                    name=pod.name,
+                    node_name=node_name,
+                )
         except services.ServiceError as error:
             message = str(error)
             return Status(Code.Error, (message,), error=message)
@@ -177,13 +236,17 @@ class DatabaseStore(ClusterStore):
     def update_pod_status(
         self, pod: Pod, condition: PodCondition | None, nominated_node_name: str | None
     ) -> Pod | None:
-        row = services.pod_update_status(
-            cluster=self.cluster,
-            namespace=pod.namespace,
-            name=pod.name,
-            condition=_condition_dict(condition) if condition is not None else None,
-            nominated_node_name=nominated_node_name,
-        )
+        try:
+            with self.write():
+                row = services.pod_update_status(
+                    cluster=self.cluster,
+                    namespace=pod.namespace,
+                    name=pod.name,
+                    condition=_condition_dict(condition) if condition is not None else None,
+                    nominated_node_name=nominated_node_name,
+                )
+        except LeaseLostError:
+            return None  # as for a pod gone: this runner stops before it matters
         if row is None:
             return None
         updated = self._decode(row.manifest, "Pod")

@@ -40,7 +40,12 @@ def ensure_runner(cluster_id: int) -> None:
         # A live runner follows the change log and sees the change itself.
         from worker.tasks import run_cluster
 
-        run_cluster.delay(cluster_id, timezone.now().isoformat())
+        try:
+            run_cluster.delay(cluster_id, timezone.now().isoformat())
+        except Exception:
+            # The change is committed; with the broker down the periodic resume starts the
+            # runner (tasks.resume_orphaned_clusters), so the writer is not told it failed.
+            logger.exception("could not send the runner task of cluster %s", cluster_id)
 
 
 def runner_thread(cluster_id: int) -> threading.Thread | None:

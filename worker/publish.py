@@ -10,6 +10,12 @@ In embedded mode the channel layer lives in memory, in the server's event loop; 
 hands its sends to that loop (``loop``) instead of running them in a loop of its own, since the
 in-memory layer's queues belong to the loop that reads them. Otherwise the publisher keeps one
 private event loop, so a Redis layer reuses its connections between sends.
+
+Redis may go away (restarted, unreachable): a send that fails or takes longer than
+``PUBLISH_TIMEOUT`` is logged once, and for ``PUBLISH_RETRY_SECONDS`` nothing more is tried
+(messages are skipped, counted), so the runner schedules on at full speed without an audience.
+The first send that goes through again is logged, followed by the last status, which the
+browsers may have missed; queue and cycle messages carry current state and need no replay.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ CYCLES_INTERVAL = 0.25
 CYCLES_PER_MESSAGE = 200
 # Entries kept per queue list in a queue message (the counts still count every pod).
 QUEUE_LIST_LIMIT = 50
+# A send may take this long (seconds) before it counts as failed.
+PUBLISH_TIMEOUT = 2.0
+# After a failed send, messages are skipped for this long before sending is tried again.
+PUBLISH_RETRY_SECONDS = 1.0
 
 QueueState = Callable[[], tuple[dict[str, Any], int]]
 
@@ -69,6 +79,10 @@ class Publisher:
         self._cycles_sent_at = float("-inf")
         self._queue_state: QueueState | None = None
         self._queue_sent_at = float("-inf")
+        self._last_status: dict[str, Any] | None = None
+        # While sending fails: when to try again, and how many messages were skipped.
+        self._retry_at: float | None = None
+        self._skipped = 0
 
     # ------------------------------------------------------------------ what the runner offers
 
@@ -78,13 +92,18 @@ class Publisher:
             del self._cycles[0]
             self._dropped_cycles += 1
 
+    def drop_cycles(self) -> None:
+        """Forgets the summaries not sent yet (cycles whose records were not written)."""
+        self._cycles, self._dropped_cycles = [], 0
+
     def queue(self, state: QueueState) -> None:
         """Offers the queue; ``state`` is only called when a message goes out, so the latest
         state offered is the one sent."""
         self._queue_state = state
 
     def status(self, runner: str, **extra: Any) -> None:
-        self._send({"type": "cluster.status", "runner": runner, **extra})
+        self._last_status = {"type": "cluster.status", "runner": runner, **extra}
+        self._send(self._last_status)
 
     def debug(self, **fields: Any) -> None:
         """The step debugger moved (a stop, a command taken, the cycle's end): sent at once,
@@ -117,15 +136,42 @@ class Publisher:
     def _send(self, message: dict[str, Any]) -> None:
         if self._layer is None:
             return
+        if self._retry_at is not None and self._clock() < self._retry_at:
+            self._skipped += 1
+            return
+        if not self._deliver(message):
+            self._skipped += 1
+            self._retry_at = self._clock() + PUBLISH_RETRY_SECONDS
+            return
+        if self._retry_at is not None:
+            logger.warning(
+                "publishing to %s works again; %d message(s) were skipped",
+                self.group,
+                self._skipped,
+            )
+            self._retry_at, self._skipped = None, 0
+            if self._last_status is not None and message is not self._last_status:
+                self._deliver(self._last_status)
+
+    def _deliver(self, message: dict[str, Any]) -> bool:
+        """Sends one message; False (logged once per outage) when the layer failed."""
         coroutine = self._layer.group_send(self.group, message)
         try:
             if self._main_loop is not None and self._main_loop.is_running():
                 # Fire and forget: the runner never waits for a browser.
                 asyncio.run_coroutine_threadsafe(coroutine, self._main_loop)
-                return
+                return True
             if self._own_loop is None:
                 self._own_loop = asyncio.new_event_loop()
-            self._own_loop.run_until_complete(coroutine)
-        except Exception:
+            self._own_loop.run_until_complete(asyncio.wait_for(coroutine, PUBLISH_TIMEOUT))
+            return True
+        except Exception as error:
             # Watching is best effort; scheduling goes on without an audience.
-            logger.exception("publishing to %s failed", self.group)
+            if self._retry_at is None:
+                logger.warning(
+                    "publishing to %s failed (%r); skipping messages, trying again every %s s",
+                    self.group,
+                    error,
+                    PUBLISH_RETRY_SECONDS,
+                )
+            return False

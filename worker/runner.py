@@ -14,6 +14,12 @@ moves the clock to the next wake-up (a backoff ending) first.
 
 A runner killed anywhere loses nothing: a pod assumed but not bound exists only in its memory,
 and the next holder of the lease lists the database, where the pod is still pending.
+
+Faults (docs/live-system.md, "Faults"): every write of the runner (binds, pod status, victims,
+Cycle rows) is fenced by the lease in its own transaction, so a runner that lost the lease while
+it was paused writes nothing more; it renews the lease before a cycle once a third of the lease
+has gone by. A dropped database connection ends the session, not the run: the runner reconnects
+and starts over from a fresh list, as an informer relists after a broken watch.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -43,7 +49,7 @@ from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
-from worker.db_store import DatabaseStore
+from worker.db_store import DATABASE_ERRORS, DatabaseStore, LeaseLostError
 from worker.debugging import (
     ABANDON_GONE,
     DebugAbandoned,
@@ -76,6 +82,13 @@ STOP_MAX_CYCLES = "max_cycles"
 STOP_CONFIG = "configuration error"
 STOP_RESTART = "clock mode or scheduler configuration changed"
 STOP_DEBUG_ABANDONED = "a cycle stopped in the debugger was abandoned"
+STOP_DATABASE = "database connection lost"
+
+# A runner whose database fails starts over on a new connection, this many times in a row
+# without a cycle in between, waiting a little longer each time; then the run fails and the
+# lease expires (a distributed deployment resumes the cluster later).
+DATABASE_RETRIES = 5
+DATABASE_RETRY_SECONDS = 0.5
 
 _RAN, _POPPED, _EMPTY = "ran", "popped", "empty"
 
@@ -133,6 +146,14 @@ def lease_renew(*, cluster_id: int, holder: str) -> bool:
     )
 
 
+def lease_fence(*, cluster_id: int, holder: str) -> bool:
+    """Inside a write's transaction: whether ``holder`` still holds the lease and it has not
+    expired. The lease row stays locked until the write commits (PostgreSQL), so a takeover
+    waits for it and the next holder lists the cluster with that write in it."""
+    lease = Lease.objects.select_for_update().filter(cluster_id=cluster_id, holder=holder).first()
+    return lease is not None and not _lease_expired(lease, timezone.now())
+
+
 def lease_release(*, cluster_id: int, holder: str) -> None:
     """Gives the lease up; ``renewed_at`` keeps when, for ``ran_since``."""
     Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(
@@ -144,6 +165,19 @@ def lease_held(*, cluster_id: int) -> bool:
     """Whether a runner holds the cluster's lease and has renewed it in time."""
     lease = Lease.objects.filter(cluster_id=cluster_id).first()
     return lease is not None and bool(lease.holder) and not _lease_expired(lease, timezone.now())
+
+
+RUNNER_RUNNING, RUNNER_IDLE, RUNNER_OFFLINE = "running", "idle", "offline"
+
+
+def lease_state(*, cluster_id: int) -> str:
+    """What the dashboard says of the cluster's runner, from the lease alone (a dead runner
+    sends nothing): running (held, renewed in time), offline (held, but not renewed in time:
+    its runner died or hangs, until another takes over) or idle (no holder)."""
+    lease = Lease.objects.filter(cluster_id=cluster_id).first()
+    if lease is None or not lease.holder:
+        return RUNNER_IDLE
+    return RUNNER_OFFLINE if _lease_expired(lease, timezone.now()) else RUNNER_RUNNING
 
 
 def ran_since(*, cluster_id: int, when: datetime) -> bool:
@@ -164,6 +198,22 @@ def orphaned_clusters() -> list[int]:
     now = timezone.now()
     return [
         lease.cluster_id for lease in Lease.objects.exclude(holder="") if _lease_expired(lease, now)
+    ]
+
+
+def stranded_clusters() -> list[int]:
+    """Clusters with a change committed after their last runner stopped (or never run): the task
+    that would have run them was lost, sent while the broker was down or queued in a Redis that
+    restarted."""
+    rows = (
+        Cluster.objects.annotate(last_change=Max("changes__created_at"))
+        .filter(last_change__isnull=False)
+        .values_list("pk", "last_change", "lease__holder", "lease__renewed_at")
+    )
+    return [
+        cluster_id
+        for cluster_id, last_change, holder, released_at in rows
+        if not holder and (released_at is None or last_change > released_at)
     ]
 
 
@@ -219,40 +269,79 @@ def run_cluster(
     own_publisher = publisher is None
     publisher = publisher if publisher is not None else Publisher(cluster_id)
     try:
+        failures, cycles_at_failure = 0, 0
         while True:
-            cluster = Cluster.objects.filter(pk=cluster_id).first()
-            if cluster is None:
-                result.stopped = STOP_GONE
-                return result
-            if not lease_acquire(cluster_id=cluster_id, holder=result.holder):
-                if not result.acquired:
-                    result.stopped = STOP_HELD
-                return result
-            result.acquired = True
-            session: _Session | None = None
             try:
-                session = _Session(cluster, result, publisher, deadline, max_cycles)
-                session.run()
-            finally:
-                lease_release(cluster_id=cluster_id, holder=result.holder)
-                if result.stopped != STOP_RESTART:
-                    extra = {"error": result.error} if result.error else {}
-                    publisher.status("idle", stopped=result.stopped, **extra)
-                    publisher.flush(force=True)
-            if result.stopped == STOP_RESTART:
+                again = _tenure(cluster_id, result, publisher, deadline, max_cycles)
+            except DATABASE_ERRORS as error:
+                failures = 1 if result.cycles > cycles_at_failure else failures + 1
+                cycles_at_failure = result.cycles
+                if failures > DATABASE_RETRIES:
+                    raise
+                logger.warning(
+                    "cluster %s: the database connection failed (%s); starting over",
+                    cluster_id,
+                    error,
+                )
+                result.stopped = STOP_DATABASE
+                _drop_connection()
+                time.sleep(DATABASE_RETRY_SECONDS * failures)
                 continue
-            # A change committed while this runner was stopping started no runner (the lease
-            # was still held): go round again rather than leave it unscheduled.
-            if (
-                result.stopped == STOP_IDLE
-                and session is not None
-                and session.store.has_new_changes()
-            ):
-                continue
-            return result
+            if not again:
+                return result
     finally:
         if own_publisher:
             publisher.close()
+
+
+def _tenure(
+    cluster_id: int,
+    result: RunResult,
+    publisher: Publisher,
+    deadline: float | None,
+    max_cycles: int | None,
+) -> bool:
+    """Takes the lease and runs one session; True when the runner must go round again."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        result.stopped = STOP_GONE
+        return False
+    if not lease_acquire(cluster_id=cluster_id, holder=result.holder):
+        if not result.acquired:
+            result.stopped = STOP_HELD
+        return False
+    result.acquired = True
+    session: _Session | None = None
+    database_failed = False
+    try:
+        session = _Session(cluster, result, publisher, deadline, max_cycles)
+        session.run()
+    except DATABASE_ERRORS:
+        # The connection is gone: nothing more to write on it (the lease stays ours, and the
+        # next session takes it again).
+        database_failed = True
+        raise
+    finally:
+        if not database_failed:
+            lease_release(cluster_id=cluster_id, holder=result.holder)
+            # Another runner holds the lease after a loss: what browsers hear is its status.
+            if result.stopped not in (STOP_RESTART, STOP_LEASE_LOST):
+                extra = {"error": result.error} if result.error else {}
+                publisher.status("idle", stopped=result.stopped, **extra)
+                publisher.flush(force=True)
+    # A lost lease may have expired without anyone taking it: take it again (a fresh list)
+    # unless another runner holds it now.
+    if result.stopped in (STOP_RESTART, STOP_LEASE_LOST):
+        return True
+    # A change committed while this runner was stopping started no runner (the lease was still
+    # held): go round again rather than leave it unscheduled.
+    return result.stopped == STOP_IDLE and session is not None and session.store.has_new_changes()
+
+
+def _drop_connection() -> None:
+    """Closes a broken connection; Django opens a new one at the next query."""
+    with contextlib.suppress(*DATABASE_ERRORS):
+        connection.close()
 
 
 class _Session:
@@ -273,7 +362,10 @@ class _Session:
         self.cluster = cluster
         self.cluster_id = cluster.pk
         self.idle_seconds = float(settings.SCHEDVIZ_RUNNER_IDLE_SECONDS)
-        self.store = DatabaseStore(cluster)
+        holder = result.holder
+        self.store = DatabaseStore(
+            cluster, fence=lambda: lease_fence(cluster_id=cluster.pk, holder=holder)
+        )
         self.pending: dict[int, CycleTrace] = {}
         # Cycle numbers written while their pod waited at Permit (re-emitted with the outcome).
         self.written_waiting: set[int] = set()
@@ -325,6 +417,14 @@ class _Session:
         self._offer_queue()
         try:
             self._loop()
+        except DATABASE_ERRORS:
+            # The cycles finished before the failure are kept, on a new connection if the
+            # database answers; the run starts over after that.
+            _drop_connection()
+            self.store.connection_failed = None
+            with contextlib.suppress(Exception):
+                self._flush()
+            raise
         except BaseException:
             # Keep what can be kept, but let the failure be the one reported.
             with contextlib.suppress(Exception):
@@ -349,14 +449,16 @@ class _Session:
         last_activity = now
         while True:
             now = time.monotonic()
+            # Checked before every cycle: a runner paused past a third of its lease renews it
+            # (or learns it lost it) before it does anything else.
+            renew = now >= next_renew
+            if renew:
+                next_renew = now + self.lease_renew_every
+            if (renew or now >= next_control) and not self._still_holding(renew):
+                self.result.stopped = STOP_LEASE_LOST
+                return
             if now >= next_control:
                 next_control = now + CONTROL_INTERVAL
-                renew = now >= next_renew
-                if renew:
-                    next_renew = now + self.lease_renew_every
-                if not self._still_holding(renew):
-                    self.result.stopped = STOP_LEASE_LOST
-                    return
                 if not self._control():
                     return
             if self.deadline is not None and now >= self.deadline:
@@ -373,6 +475,14 @@ class _Session:
                 worked = self._work()
             except DebugAbandoned as abandoned:
                 self._abandon_debugged_cycle(abandoned)
+                return
+            if self.store.connection_failed is not None:
+                # A write failed with its connection inside a cycle (the framework made it a
+                # status): the cycle's outcome is unknown, the session starts over.
+                raise self.store.connection_failed
+            if self.store.fenced_off:
+                # A write was refused: the lease was lost in the middle of a cycle.
+                self.result.stopped = STOP_LEASE_LOST
                 return
             if worked:
                 last_activity = now
@@ -524,6 +634,8 @@ class _Session:
     # ------------------------------------------------------------------ records and publishing
 
     def _on_trace(self, trace: CycleTrace) -> None:
+        if self.store.connection_failed is not None:
+            return  # its bind may or may not have committed: the next list tells
         # A cycle held at Permit is emitted again with its outcome: the latest one is kept.
         self.pending[trace.cycle] = trace
         self.publisher.cycle(cycle_summary(trace))
@@ -550,24 +662,32 @@ class _Session:
         traces = list(self.pending.values())
         self.pending = {}
         events = self.store.take_events()
-        cluster = self.store.cluster
         if traces or events:
-            with transaction.atomic():
-                rewritten = [t.cycle for t in traces if t.cycle in self.written_waiting]
-                if rewritten:
-                    Cycle.objects.filter(cluster=cluster, number__in=rewritten).delete()
-                    self.written_waiting.difference_update(rewritten)
-                if traces:
-                    services.cycles_create(cluster=cluster, traces=traces)
-                if events:
-                    services.events_create(cluster=cluster, events=events)
-                services.pending_pods_record(
-                    cluster=cluster,
-                    counts=self._queue_counts(),
-                    queue=self.scheduler.queue.snapshot_state(limit=QUEUE_LIST_LIMIT),
-                    scheduler_time=self.clock.now(),
-                    last_cycle=self.scheduler.cycle_count,
-                )
-                Cluster.objects.filter(pk=self.cluster_id).update(scheduler_time=self.clock.now())
+            try:
+                self._write_records(traces, events)
+            except LeaseLostError:
+                # Another runner numbers the cycles now: these are not written, nor shown.
+                self.publisher.drop_cycles()
+                return
             self.written_waiting.update(t.cycle for t in traces if t.result == RESULT_WAITING)
         self.publisher.flush()
+
+    def _write_records(self, traces: list[CycleTrace], events: list[Any]) -> None:
+        cluster = self.store.cluster
+        with self.store.write():
+            rewritten = [t.cycle for t in traces if t.cycle in self.written_waiting]
+            if rewritten:
+                Cycle.objects.filter(cluster=cluster, number__in=rewritten).delete()
+                self.written_waiting.difference_update(rewritten)
+            if traces:
+                services.cycles_create(cluster=cluster, traces=traces)
+            if events:
+                services.events_create(cluster=cluster, events=events)
+            services.pending_pods_record(
+                cluster=cluster,
+                counts=self._queue_counts(),
+                queue=self.scheduler.queue.snapshot_state(limit=QUEUE_LIST_LIMIT),
+                scheduler_time=self.clock.now(),
+                last_cycle=self.scheduler.cycle_count,
+            )
+            Cluster.objects.filter(pk=self.cluster_id).update(scheduler_time=self.clock.now())

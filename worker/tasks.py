@@ -3,7 +3,8 @@ runner died, and the variants of comparison runs.
 
 A runner that dies keeps its lease until it expires, and nothing else would start one for its
 cluster until the next change: ``resume_orphaned_clusters`` starts a runner for every cluster
-whose lease has expired with a holder. It runs once when a worker starts (after the leases held
+whose lease has expired with a holder, and for every cluster with a change no runner has seen (its
+task was lost with the broker). It runs once when a worker starts (after the leases held
 then have had time to expire) and, with ``celery beat``, every ``SCHEDVIZ_RESUME_SECONDS``.
 """
 
@@ -43,7 +44,7 @@ def run_compare_variant(variant_id: int) -> dict[str, Any]:
 
 @shared_task
 def resume_orphaned_clusters() -> list[int]:
-    clusters = runner.orphaned_clusters()
+    clusters = runner.orphaned_clusters() + runner.stranded_clusters()
     for cluster_id in clusters:
         dispatch.ensure_runner(cluster_id)
     return clusters

@@ -4,6 +4,7 @@ API clients), what it refuses."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -11,9 +12,11 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
+from django.utils import timezone
 
 from schedviz.cluster import services
-from schedviz.cluster.models import Cluster
+from schedviz.cluster.models import Cluster, Lease
+from webui import consumers
 from webui.consumers import group_name
 from webui.routing import websocket_urlpatterns
 
@@ -185,4 +188,47 @@ async def test_a_cycle_sent_again_replaces_its_feed_entry() -> None:
     await _receive_until(communicator, "Waiting")
     feed = await _receive_until(communicator, 'id="feed"')
     assert feed.count('data-cycle="1"') == 1 and "Scheduled" in feed
+    await communicator.disconnect()
+
+
+async def test_it_says_when_the_runner_went_offline_and_when_one_is_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(consumers, "RUNNER_WATCH_INTERVAL", 0.05)
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    leases = Lease.objects.filter(cluster=cluster)
+    await sync_to_async(Lease.objects.create)(
+        cluster=cluster, holder="worker-1", renewed_at=timezone.now()
+    )
+    communicator = _communicator(cluster.pk, AnonymousUser(), query="")
+    await communicator.connect()
+    assert "runner: running" in await _receive_until(communicator, 'id="runner-status"')
+    # The worker dies: nothing is published, its lease is no longer renewed.
+    await sync_to_async(leases.update)(renewed_at=timezone.now() - timedelta(minutes=1))
+    offline = await _receive_until(communicator, 'id="runner-status"')
+    assert "runner-offline" in offline and "runner: offline" in offline
+    # Another worker takes the expired lease over.
+    await sync_to_async(leases.update)(holder="worker-2", renewed_at=timezone.now())
+    back = await _receive_until(communicator, 'id="runner-status"')
+    assert "runner: running" in back and consumers.BACK_ONLINE in back
+    await communicator.disconnect()
+
+
+async def test_api_clients_hear_of_a_runner_gone_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(consumers, "RUNNER_WATCH_INTERVAL", 0.05)
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    await sync_to_async(Lease.objects.create)(
+        cluster=cluster, holder="worker-1", renewed_at=timezone.now()
+    )
+    communicator = _communicator(cluster.pk, AnonymousUser())
+    await communicator.connect()
+    assert json.loads(await communicator.receive_from())["type"] == "hello"
+    await sync_to_async(Lease.objects.filter(cluster=cluster).update)(
+        renewed_at=timezone.now() - timedelta(minutes=1)
+    )
+    assert json.loads(await communicator.receive_from(timeout=3)) == {
+        "type": "cluster.status",
+        "runner": "offline",
+        "stopped": "the runner stopped renewing its lease",
+    }
     await communicator.disconnect()

@@ -10,6 +10,7 @@ from runner_fixtures import manifests
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Event
+from schedviz.cluster.models import Pod as PodRow
 from schedviz.kube.objects import Pod, PodCondition
 from worker import db_store
 from worker.db_store import DatabaseStore
@@ -159,3 +160,84 @@ def test_a_change_committed_after_a_later_one_is_still_delivered(
     assert store.follow() == 1
     assert [(e, new.key) for e, _, new in seen[1:]] == [("ADDED", "default/late")]
     assert store.follow() == 0
+
+
+def reserved_change_id() -> int:
+    """An id of the Change sequence, as a transaction that has not committed yet holds it."""
+    other = services.cluster_create(name="reserves-ids")
+    row = Change.objects.create(cluster=other, kind="Node", name="x", type="ADDED", manifest={})
+    reserved = row.id
+    row.delete()
+    return reserved
+
+
+def commit_late(change_id: int, cluster: Cluster, kind: str, name: str, manifest: Any) -> None:
+    """The slow transaction commits: its row lands below rows already followed."""
+    namespace = "default" if kind == "Pod" else ""
+    Change(
+        id=change_id,
+        cluster=cluster,
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        type="MODIFIED",
+        manifest=manifest,
+    ).save(force_insert=True)
+
+
+def test_a_change_delivered_twice_is_applied_once() -> None:
+    cluster = new_cluster(1, 1)
+    store, seen = watched(cluster)
+    services.node_update(cluster=cluster, name="node-0", labels={"zone": "a"})
+    pod = store.get("Pod", "default/pod-0")
+    assert store.bind(pod, "node-0") is None
+    assert store.follow() == 2
+    assert [e for e, _, _ in seen] == ["MODIFIED", "MODIFIED"]
+    # The same rows again (a watch that resumes from an older position).
+    store.last_change_id -= 2
+    assert store.follow() == 2
+    assert len(seen) == 2
+    assert store.get("Pod", "default/pod-0").node_name == "node-0"
+
+
+def test_a_stale_modification_behind_a_newer_one_is_not_applied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(db_store, "LATE_COMMIT_CHECK_SECONDS", 0.0)
+    cluster = new_cluster(1, 0)
+    store, seen = watched(cluster)
+    late_id = reserved_change_id()
+    services.node_update(cluster=cluster, name="node-0", labels={"zone": "b"})
+    store.follow()
+    stale = store.get("Node", "node-0")
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-0", "labels": {"zone": "a"}},
+        "status": {"allocatable": {"cpu": "4"}},
+    }
+    commit_late(late_id, cluster, "Node", "node-0", manifest)
+    time.sleep(0.01)
+    assert store.follow() == 1
+    assert len(seen) == 1
+    assert store.get("Node", "node-0") is stale
+    assert stale.labels == {"zone": "b"}
+
+
+def test_a_stale_modification_of_a_deleted_pod_does_not_bring_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(db_store, "LATE_COMMIT_CHECK_SECONDS", 0.0)
+    cluster = new_cluster(1, 1)
+    store, seen = watched(cluster)
+    manifest = PodRow.objects.get(cluster=cluster, name="pod-0").manifest
+    late_id = reserved_change_id()
+    services.pod_delete(cluster=cluster, namespace="default", name="pod-0")
+    store.follow()
+    assert [e for e, _, _ in seen] == ["DELETED"]
+    commit_late(late_id, cluster, "Pod", "pod-0", manifest)
+    time.sleep(0.01)
+    assert store.follow() == 1
+    assert [e for e, _, _ in seen] == ["DELETED"]
+    assert store.get("Pod", "default/pod-0") is None
+    assert list(store.pods()) == []

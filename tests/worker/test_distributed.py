@@ -6,8 +6,11 @@ them. Each test starts `celery worker --pool=solo` subprocesses on the test data
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -50,13 +53,14 @@ class Workers:
         self.logs = logs
         self.processes: list[subprocess.Popen[bytes]] = []
 
-    def start(self) -> subprocess.Popen[bytes]:
+    def start(self, *, redis_url: str | None = None, beat: bool = False) -> subprocess.Popen[bytes]:
         env = {
             **os.environ,
             "DATABASE_URL": _test_database_url(),
-            "REDIS_URL": django_settings.REDIS_URL,
+            "REDIS_URL": redis_url or django_settings.REDIS_URL,
             "SCHEDVIZ_RUNNER_IDLE_SECONDS": "1",
             "SCHEDVIZ_START_RUNNERS": "false",
+            "SCHEDVIZ_RESUME_SECONDS": "2",
         }
         log = open(self.logs / f"worker-{len(self.processes)}.log", "wb")  # noqa: SIM115
         process = subprocess.Popen(
@@ -71,6 +75,7 @@ class Workers:
                 "--without-gossip",
                 "--without-mingle",
                 "--loglevel=INFO",
+                *(["--beat", f"--schedule={self.logs / 'beat-schedule'}"] if beat else []),
             ],
             cwd=REPO,
             env=env,
@@ -183,6 +188,161 @@ def test_two_workers_asked_to_run_one_cluster_at_once_let_exactly_one_schedule(
     )
     assert len(binds) == pods
     assert binds == placed == scheduled
+
+
+def assert_each_pod_bound_once_and_traced_where_bound(cluster: Cluster, pods: int) -> None:
+    binds: dict[str, int] = {}
+    for name, manifest in Change.objects.filter(
+        cluster=cluster, kind="Pod", type=Change.Type.MODIFIED
+    ).values_list("name", "manifest"):
+        if manifest.get("spec", {}).get("nodeName"):
+            binds[name] = binds.get(name, 0) + 1
+    assert len(binds) == pods and set(binds.values()) == {1}
+    numbers = list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True))
+    assert len(numbers) == len(set(numbers))
+    assert not Cycle.objects.filter(cluster=cluster).exclude(result="Scheduled").exists()
+    placed = dict(Pod.objects.filter(cluster=cluster).values_list("name", "node_name"))
+    scheduled = Cycle.objects.filter(cluster=cluster, result="Scheduled")
+    assert all(placed[pod] == node for pod, node in scheduled.values_list("pod_name", "node"))
+
+
+def test_a_runner_whose_database_connection_is_terminated_reconnects_and_binds_each_pod_once(
+    workers: Workers,
+) -> None:
+    pods = 600
+    cluster = services.cluster_create(name="pg", clock_mode=Cluster.ClockMode.VIRTUAL)
+    services.manifests_apply(cluster=cluster, text=manifests(30, pods))
+    workers.start()
+    tasks.run_cluster.delay(cluster.pk)
+    for threshold in (20, 150):
+        wait_until(lambda n=threshold: bound_count(cluster) >= n, timeout=60)
+        with connection.cursor() as cursor:
+            # Every other backend of the test database: the worker's, mid-run.
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            assert any(terminated for (terminated,) in cursor.fetchall())
+        assert bound_count(cluster) < pods, "the run ended before the connection was dropped"
+    wait_until(lambda: bound_count(cluster) == pods, timeout=120)
+    # The run went on to its end and gave the lease up (a crashed one keeps it).
+    wait_until(lambda: Lease.objects.get(cluster=cluster).holder == "", timeout=30)
+    log = (workers.logs / "worker-0.log").read_text(errors="replace")
+    assert "the database connection failed" in log
+    assert_each_pod_bound_once_and_traced_where_bound(cluster, pods)
+
+
+class OwnRedis:
+    """A redis-server of the test's own on a spare loopback port, to kill and start again (the
+    machine's Redis is shared)."""
+
+    def __init__(self, logs: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.logs = logs
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import redis
+
+        log = open(self.logs / "redis.log", "ab")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        client = redis.Redis.from_url(self.url)
+        wait_until(lambda: _answers(client), timeout=20)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def _answers(client: Any) -> bool:
+    import redis
+
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("needs redis-server")
+    server = OwnRedis(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def _send_run(redis_url: str, cluster_id: int) -> None:
+    with tasks.run_cluster.app.connection_for_write(redis_url) as broker:
+        tasks.run_cluster.apply_async((cluster_id,), connection=broker)
+
+
+def test_a_redis_restart_mid_run_loses_no_scheduling_and_messages_flow_again(
+    workers: Workers, own_redis: OwnRedis
+) -> None:
+    from channels_redis.core import RedisChannelLayer
+
+    from webui.consumers import group_name
+
+    first = services.cluster_create(name="during", clock_mode=Cluster.ClockMode.VIRTUAL)
+    services.manifests_apply(cluster=first, text=manifests(20, 400))
+    queued = services.cluster_create(name="queued", clock_mode=Cluster.ClockMode.VIRTUAL)
+    services.manifests_apply(cluster=queued, text=manifests(2, 10))
+    workers.start(redis_url=own_redis.url, beat=True)
+    _send_run(own_redis.url, first.pk)
+    wait_until(lambda: bound_count(first) >= 20, timeout=60)
+    # The second cluster's task waits in Redis behind the running one, and is lost with it.
+    _send_run(own_redis.url, queued.pk)
+    own_redis.kill()
+    down_at = bound_count(first)
+    assert down_at < 400, "the run ended before Redis went away"
+    # Scheduling goes on without Redis: publishing fails and is skipped.
+    wait_until(lambda: bound_count(first) == 400, timeout=120)
+    own_redis.start()
+    layer = RedisChannelLayer(hosts=[own_redis.url])
+    loop = asyncio.new_event_loop()
+    try:
+        channel = loop.run_until_complete(layer.new_channel())
+        loop.run_until_complete(layer.group_add(group_name(queued.pk), channel))
+        # The periodic resume finds the cluster whose task was lost and runs it; its cycles
+        # reach the channel layer again.
+        wait_until(lambda: bound_count(queued) == 10, timeout=90)
+        message = loop.run_until_complete(asyncio.wait_for(layer.receive(channel), 30))
+        assert message["type"] in {"cluster.status", "cluster.cycles", "cluster.queue"}
+    finally:
+        loop.run_until_complete(layer.flush())
+        loop.close()
+    log = (workers.logs / "worker-0.log").read_text(errors="replace")
+    assert f"publishing to {group_name(first.pk)} failed" in log
+    assert_each_pod_bound_once_and_traced_where_bound(queued, 10)
+    binds = Change.objects.filter(cluster=first, kind="Pod", type=Change.Type.MODIFIED)
+    bound_names = [
+        name for name, m in binds.values_list("name", "manifest") if m["spec"].get("nodeName")
+    ]
+    assert len(bound_names) == len(set(bound_names)) == 400
 
 
 async def test_a_websocket_receives_the_cycle_of_a_pod_applied_through_the_api(

@@ -10,6 +10,7 @@ from typing import Any
 from schedviz.scheduler.trace import CycleTrace
 from worker.publish import (
     CYCLES_PER_MESSAGE,
+    PUBLISH_RETRY_SECONDS,
     QUEUE_INTERVAL,
     Publisher,
     QueueState,
@@ -154,3 +155,43 @@ def test_with_the_servers_loop_it_hands_sends_to_that_loop() -> None:
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
         loop.close()
+
+
+class FlakyLayer(RecordingLayer):
+    """A channel layer whose Redis can be down."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.attempts = 0
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self.attempts += 1
+        if self.down:
+            raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+        await super().group_send(group, message)
+
+
+def test_while_the_layer_is_down_messages_are_skipped_then_sending_resumes_with_the_status(
+    caplog: Any,
+) -> None:
+    layer, clock = FlakyLayer(), FakeClock()
+    sender = Publisher(1, layer=layer, clock=clock)
+    sender.status("running", paused=False)
+    layer.down = True
+    for number in range(1, 4):
+        sender.cycle(cycle_summary(trace(number)))
+        sender.flush(force=True)
+        clock.now += 0.1
+    # One failed attempt, then nothing tried until the retry interval is over; logged once.
+    assert layer.attempts == 2
+    assert len([r for r in caplog.records if "failed" in r.getMessage()]) == 1
+    layer.down = False
+    clock.now += PUBLISH_RETRY_SECONDS
+    sender.cycle(cycle_summary(trace(4)))
+    sender.flush(force=True)
+    kinds = [message["type"] for _, message in layer.sent]
+    assert kinds == ["cluster.status", "cluster.cycles", "cluster.status"]
+    assert layer.sent[-1][1] == {"type": "cluster.status", "runner": "running", "paused": False}
+    assert any("works again; 3 message(s) were skipped" in r.getMessage() for r in caplog.records)
+    sender.close()

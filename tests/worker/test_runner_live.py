@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import OperationalError, transaction
 from django.utils import timezone
 from runner_fixtures import RunnerThread, file_database, manifests, wait_until
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
 from schedviz.scheduler.framework.interface import Code
+from worker import runner
 from worker.db_store import DatabaseStore
 from worker.runner import (
     STOP_HELD,
@@ -22,11 +29,14 @@ from worker.runner import (
     STOP_MAX_CYCLES,
     lease_acquire,
     run_cluster,
+    stranded_clusters,
 )
 
 __all__ = ["file_database"]  # a fixture, used by name
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def live_cluster(nodes: int, pods: int, **fields: Any) -> Cluster:
@@ -184,6 +194,170 @@ def test_a_runner_killed_between_assume_and_bind_loses_no_pod(
     assert sorted(bound_names) == sorted(f"pod-{i}" for i in range(6))
 
 
+def binds_per_pod(cluster: Cluster) -> dict[str, int]:
+    """How many binds of each pod the change log holds."""
+    binds: dict[str, int] = {}
+    for name, manifest in Change.objects.filter(
+        cluster=cluster, kind="Pod", type=Change.Type.MODIFIED
+    ).values_list("name", "manifest"):
+        if manifest.get("spec", {}).get("nodeName"):
+            binds[name] = binds.get(name, 0) + 1
+    return binds
+
+
+def assert_consistent(cluster: Cluster, pods: int) -> None:
+    """Every pod bound once; the change log, the pods and the stored traces agree."""
+    assert binds_per_pod(cluster) == {f"pod-{i}": 1 for i in range(pods)}
+    numbers = list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True))
+    assert len(numbers) == len(set(numbers))
+    assert not Cycle.objects.filter(cluster=cluster).exclude(result="Scheduled").exists()
+    scheduled = dict(
+        Cycle.objects.filter(cluster=cluster, result="Scheduled").values_list("pod_name", "node")
+    )
+    assert scheduled == bound(cluster)
+
+
+class PausingBind:
+    """DatabaseStore.bind that holds a runner thread at its ``at``-th bind until resumed, as a
+    process stopped by the machine (SIGSTOP, a long GC pause, a suspended VM) would be held."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+        self.calls = 0
+        self.paused = threading.Event()
+        self.resume = threading.Event()
+        real = DatabaseStore.bind
+
+        def bind(store: DatabaseStore, pod: Any, node_name: str) -> Any:
+            if isinstance(threading.current_thread(), RunnerThread):
+                self.calls += 1
+                if self.calls == at:
+                    self.paused.set()
+                    assert self.resume.wait(timeout=30)
+            return real(store, pod, node_name)
+
+        monkeypatch.setattr(DatabaseStore, "bind", bind)
+
+
+def expire_lease(cluster: Cluster) -> None:
+    Lease.objects.filter(cluster=cluster).update(renewed_at=timezone.now() - timedelta(minutes=1))
+
+
+def test_a_holder_paused_past_its_lease_binds_nothing_once_another_took_over(
+    monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
+) -> None:
+    monkeypatch.setattr(runner, "FLUSH_CYCLES", 1)  # cycles 1 and 2 are stored before the pause
+    cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
+    pausing = PausingBind(monkeypatch, at=3)
+    paused = start(threads, cluster.pk, holder="paused")
+    assert pausing.paused.wait(timeout=20)
+    expire_lease(cluster)  # the pause outlasted the lease
+    successor = run_cluster(cluster.pk, holder="successor")
+    assert successor.acquired and successor.cycles == 4
+    pausing.resume.set()  # the paused runner wakes up in the middle of its third cycle
+    paused.join(timeout=30)
+    assert paused.result is not None and paused.result.acquired
+    # Its bind was refused, and the trace of that cycle (its number is the successor's now)
+    # was not written.
+    assert_consistent(cluster, 6)
+    assert list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True)) == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    ]
+
+
+def test_a_holder_paused_past_its_lease_that_nobody_took_starts_over_and_binds_the_rest(
+    monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
+) -> None:
+    monkeypatch.setattr(runner, "FLUSH_CYCLES", 1)
+    cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
+    pausing = PausingBind(monkeypatch, at=3)
+    paused = start(threads, cluster.pk, holder="paused")
+    assert pausing.paused.wait(timeout=20)
+    expire_lease(cluster)
+    pausing.resume.set()
+    paused.join(timeout=30)
+    # The expired lease refused the bind it woke up in; the runner took the lease again, listed
+    # the cluster afresh and scheduled the pod with the others.
+    assert paused.result is not None and paused.result.stopped == STOP_IDLE
+    assert_consistent(cluster, 6)
+
+
+def test_change_rows_delivered_again_and_out_of_order_bind_each_pod_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = live_cluster(2, 10, clock_mode=Cluster.ClockMode.VIRTUAL)
+    real_follow = DatabaseStore.follow
+    redelivered = {"rows": 0}
+
+    def follow_then_redeliver_backwards(store: DatabaseStore) -> int:
+        applied = real_follow(store)
+        # Every row so far again, newest first: each pod's addition comes after its bind.
+        for row in Change.objects.filter(cluster=cluster, id__lte=store.last_change_id).order_by(
+            "-id"
+        ):
+            store._apply_change(row)
+            redelivered["rows"] += 1
+        return applied
+
+    monkeypatch.setattr(DatabaseStore, "follow", follow_then_redeliver_backwards)
+    result = run_cluster(cluster.pk)
+    assert result.cycles == 10 and redelivered["rows"] > 10
+    assert_consistent(cluster, 10)
+
+
+def connection_dropped() -> OperationalError:
+    return OperationalError("server closed the connection unexpectedly")
+
+
+@pytest.mark.parametrize("where", ["bind-before-commit", "bind-after-commit", "following"])
+def test_a_dropped_database_connection_is_reopened_and_each_pod_bound_once(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    cluster = live_cluster(2, 8, clock_mode=Cluster.ClockMode.VIRTUAL)
+    calls = {"bind": 0, "follow": 0}
+    real_bind, real_follow = services.pod_bind, DatabaseStore.follow
+
+    def failing_bind(**kwargs: Any) -> None:
+        calls["bind"] += 1
+        if calls["bind"] == 3 and where == "bind-before-commit":
+            raise connection_dropped()
+        real_bind(**kwargs)
+        if calls["bind"] == 3 and where == "bind-after-commit":
+            # Committed, but the answer never arrives.
+            def drop() -> None:
+                raise connection_dropped()
+
+            transaction.on_commit(drop)
+
+    def failing_follow(store: DatabaseStore) -> int:
+        calls["follow"] += 1
+        if calls["follow"] == 5 and where == "following":
+            raise connection_dropped()
+        return real_follow(store)
+
+    monkeypatch.setattr(runner, "DATABASE_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(services, "pod_bind", failing_bind)
+    monkeypatch.setattr(DatabaseStore, "follow", failing_follow)
+    result = run_cluster(cluster.pk)
+    assert result.stopped == STOP_IDLE
+    assert binds_per_pod(cluster) == {f"pod-{i}": 1 for i in range(8)}
+    numbers = list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True))
+    assert len(numbers) == len(set(numbers))
+    assert not Cycle.objects.filter(cluster=cluster).exclude(result="Scheduled").exists()
+    scheduled = dict(
+        Cycle.objects.filter(cluster=cluster, result="Scheduled").values_list("pod_name", "node")
+    )
+    placed = bound(cluster)
+    assert all(placed[pod] == node for pod, node in scheduled.items())
+    # Only the cycle whose bind committed unanswered is without its trace.
+    untraced = set(placed) - set(scheduled)
+    assert len(untraced) == (1 if where == "bind-after-commit" else 0)
+
+
 def test_max_cycles_stops_a_run_and_the_next_one_goes_on() -> None:
     cluster = live_cluster(1, 4, clock_mode=Cluster.ClockMode.VIRTUAL)
     first = run_cluster(cluster.pk, max_cycles=1)
@@ -263,3 +437,63 @@ spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: "2"}}}
     wait_until(lambda: Cycle.objects.filter(cluster=cluster).count() == 2)
     results = list(Cycle.objects.filter(cluster=cluster).values_list("result", "attempt"))
     assert results == [("Unschedulable", 1), ("Scheduled", 2)]
+
+
+def test_a_cluster_with_a_change_no_runner_saw_is_stranded_until_a_runner_runs() -> None:
+    cluster = live_cluster(1, 1, clock_mode=Cluster.ClockMode.VIRTUAL)
+    assert stranded_clusters() == [cluster.pk]  # its task never ran (the broker was down)
+    run_cluster(cluster.pk)
+    assert stranded_clusters() == []
+    Lease.objects.filter(cluster=cluster).update(renewed_at=timezone.now() - timedelta(minutes=1))
+    services.manifests_apply(cluster=cluster, text=manifests(0, 1, prefix="later"))
+    assert stranded_clusters() == [cluster.pk]
+
+
+@pytest.mark.parametrize("where", ["inside-bind", "after-bind"])
+def test_a_runner_process_killed_in_or_after_a_bind_loses_nothing_and_binds_nothing_twice(
+    file_database: None, tmp_path: Path, where: str
+) -> None:
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the killed process opens the test's SQLite file")
+    cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
+    marker = tmp_path / "stopped"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(SCHEDVIZ_VAR_DIR=str(tmp_path), SCHEDVIZ_START_RUNNERS="false", PYTHONPATH=ROOT)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).parent / "killed_runner.py"),
+            str(cluster.pk),
+            where,
+            str(marker),
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    try:
+        wait_until(marker.exists, timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+    assert Lease.objects.get(cluster=cluster).holder == "doomed"  # a dead holder keeps it
+    assert not Cycle.objects.filter(cluster=cluster).exists()  # none of its cycles written
+    was_bound = sum(1 for node in bound(cluster).values() if node)
+    assert was_bound == (3 if where == "after-bind" else 2)
+    expire_lease(cluster)
+    result = run_cluster(cluster.pk)
+    assert result.acquired and result.cycles == 6 - was_bound
+    # Each pod bound once, the change log and the pods agree; the traces of the dead runner's
+    # last cycles were lost with it: the pods it bound have no Cycle row, and are not scheduled
+    # again.
+    assert binds_per_pod(cluster) == {f"pod-{i}": 1 for i in range(6)}
+    scheduled = dict(
+        Cycle.objects.filter(cluster=cluster, result="Scheduled").values_list("pod_name", "node")
+    )
+    placed = bound(cluster)
+    assert len(scheduled) == 6 - was_bound
+    assert all(placed[pod] == node for pod, node in scheduled.items())
+    assert list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True)) == list(
+        range(1, 7 - was_bound)
+    )
