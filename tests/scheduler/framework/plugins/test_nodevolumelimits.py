@@ -1,9 +1,8 @@
 """Ports pkg/scheduler/framework/plugins/nodevolumelimits/csi_test.go.
 
-Left out: the cases that count in-tree PVs or inline volumes through CSI translation, the
-VolumeAttachment cases and the ephemeral-claim ownership case, none of which this port models
-(see the plugin's docstring). Upstream's fake listers word NotFound with the plural resource;
-the real listers, which these tests follow, use the singular.
+Left out: the VolumeAttachment cases and the ephemeral-claim ownership case, none of which
+this port models (see the plugin's docstring). Upstream's fake listers word NotFound with the
+plural resource; the real listers, which these tests follow, use the singular.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from schedviz.scheduler.framework.plugins.nodevolumelimits import (
     NAME,
     new,
 )
+from schedviz.scheduler.framework.plugins.nodevolumelimits.csi import translate_in_tree_volume
 from schedviz.scheduler.framework.types import (
     ActionType,
     ClusterEvent,
@@ -39,6 +39,7 @@ from schedviz.scheduler.testing.wrappers import make_node, make_pod
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"
 HOSTPATH_IN_TREE = "kubernetes.io/hostpath"
+AWS_EBS_IN_TREE = "kubernetes.io/aws-ebs"
 SC_NAME = "csi-sc"
 NODE_NAME = "node-for-max-pd-test-1"
 EXCEEDED = new_status(Code.Unschedulable, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
@@ -67,6 +68,10 @@ def fake_objects(driver_names: list[str]) -> list[object]:
             handle = f"csi-{driver}-{j}"
             if driver == HOSTPATH_IN_TREE:
                 pv = PersistentVolume(handle)
+            elif driver == AWS_EBS_IN_TREE:
+                pv = PersistentVolume(
+                    handle, manifest={"spec": {"awsElasticBlockStore": {"volumeID": handle}}}
+                )
             else:
                 pv = PersistentVolume(
                     handle,
@@ -94,7 +99,9 @@ def csi_node(limit_source: str, limit: int, driver_names: list[str]) -> CSINode 
         drivers = ()
     else:
         return None
-    return CSINode(NODE_NAME, drivers)
+    # enableMigrationOnNode(csiNode, AWSEBSInTreePluginName)
+    annotations = {"storage.alpha.kubernetes.io/migrated-plugins": AWS_EBS_IN_TREE}
+    return CSINode(NODE_NAME, drivers, manifest={"metadata": {"annotations": annotations}})
 
 
 RUNNING_POD = pod_with_claims("csi-ebs.csi.aws.com-3")
@@ -106,6 +113,30 @@ GCE_TWO_VOL_POD = pod_with_claims("csi-pd.csi.storage.gke.io-1", "csi-pd.csi.sto
 CSI_EBS_ONE_VOL_POD = pod_with_claims("csi-ebs.csi.aws.com-0")
 CSI_EBS_TWO_VOL_POD = pod_with_claims("csi-ebs.csi.aws.com-1", "csi-ebs.csi.aws.com-2")
 IN_TREE_NON_MIGRATABLE_POD = pod_with_claims("csi-kubernetes.io/hostpath-0")
+IN_TREE_ONE_VOL_POD = pod_with_claims("csi-kubernetes.io/aws-ebs-0")
+IN_TREE_TWO_VOL_POD = pod_with_claims("csi-kubernetes.io/aws-ebs-1", "csi-kubernetes.io/aws-ebs-2")
+IN_TREE_INLINE_POD_WITH_SAME_CSI_VOLUME_ID = (
+    make_pod()
+    .name("p")
+    .volume(
+        Volume(
+            name="aws",
+            source_kind="awsElasticBlockStore",
+            source={"volumeID": "csi-ebs.csi.aws.com-1"},
+        )
+    )
+    .obj()
+)
+INLINE_MIGRATABLE_POD_WITH_CONFIG_MAP_AND_SECRET = (
+    make_pod()
+    .name("p")
+    .volume(Volume(name="cm", source_kind="configMap"))
+    .volume(Volume(name="secret", source_kind="secret"))
+    .volume(
+        Volume(name="aws", source_kind="awsElasticBlockStore", source={"volumeID": "aws-inline1"})
+    )
+    .obj()
+)
 IN_TREE_INLINE_POD = (
     make_pod()
     .name("p")
@@ -184,8 +215,54 @@ CASES = [
         id="nil csi node",
     ),
     pytest.param(
+        IN_TREE_ONE_VOL_POD, [IN_TREE_TWO_VOL_POD], [], 2, [AWS_EBS_IN_TREE, EBS], "csinode",
+        EXCEEDED, None, id="should count in-tree volumes if migration is enabled",
+    ),
+    pytest.param(
+        PENDING_VOLUME_POD, [IN_TREE_TWO_VOL_POD], [], 2, [AWS_EBS_IN_TREE, EBS], "csinode",
+        EXCEEDED, None, id="should count unbound in-tree volumes if migration is enabled",
+    ),
+    pytest.param(
+        IN_TREE_ONE_VOL_POD, [IN_TREE_TWO_VOL_POD], [], 2, [AWS_EBS_IN_TREE, EBS],
+        "csinode-with-no-limit", None, None,
+        id="should not limit pod if volume used does not report limits",
+    ),
+    pytest.param(
         IN_TREE_NON_MIGRATABLE_POD, [CSI_EBS_TWO_VOL_POD], [], 2, [HOSTPATH_IN_TREE, EBS],
         "csinode", None, None, id="should not count non-migratable in-tree volumes",
+    ),
+    pytest.param(
+        IN_TREE_INLINE_POD, [IN_TREE_TWO_VOL_POD], [], 2, [AWS_EBS_IN_TREE, EBS], "csinode",
+        EXCEEDED, None, id="should count in-tree inline volumes if migration is enabled",
+    ),
+    pytest.param(
+        IN_TREE_ONE_VOL_POD, [CSI_EBS_TWO_VOL_POD], [], 2, [AWS_EBS_IN_TREE, EBS], "csinode",
+        EXCEEDED, None,
+        id="should count in-tree and csi volumes if migration is enabled (when scheduling "
+        "in-tree volumes)",
+    ),
+    pytest.param(
+        IN_TREE_INLINE_POD, [CSI_EBS_TWO_VOL_POD, IN_TREE_ONE_VOL_POD], [], 3,
+        [AWS_EBS_IN_TREE, EBS], "csinode", EXCEEDED, None,
+        id="should count in-tree, inline and csi volumes if migration is enabled (when "
+        "scheduling in-tree volumes)",
+    ),
+    pytest.param(
+        IN_TREE_INLINE_POD_WITH_SAME_CSI_VOLUME_ID, [CSI_EBS_TWO_VOL_POD, IN_TREE_ONE_VOL_POD],
+        [], 3, [AWS_EBS_IN_TREE, EBS], "csinode", None, None,
+        id="should not count in-tree, inline and csi volumes if migration is enabled (when "
+        "scheduling in-tree volumes)",
+    ),
+    pytest.param(
+        CSI_EBS_ONE_VOL_POD, [IN_TREE_TWO_VOL_POD], [], 2, [AWS_EBS_IN_TREE, EBS], "csinode",
+        EXCEEDED, None,
+        id="should count in-tree and csi volumes if migration is enabled (when scheduling csi "
+        "volumes)",
+    ),
+    pytest.param(
+        INLINE_MIGRATABLE_POD_WITH_CONFIG_MAP_AND_SECRET, [IN_TREE_TWO_VOL_POD], [], 2,
+        [AWS_EBS_IN_TREE, EBS], "csinode", EXCEEDED, None,
+        id="don't skip Filter when the pod has inline migratable volumes",
     ),
     pytest.param(
         EPHEMERAL_POD, [], [], 0, [EBS], "csinode-with-no-limit", EPHEMERAL_MISSING, None,
@@ -388,3 +465,54 @@ def test_csi_node_updated_hint(
     old = CSINode(NODE_NAME, (CSINodeDriver(EBS, NODE_NAME, old_count),))
     updated = CSINode(NODE_NAME, (CSINodeDriver(EBS, NODE_NAME, new_count),))
     assert plugin.is_schedulable_after_csi_node_updated(POD_EBS, old, updated) == want
+
+
+@pytest.mark.parametrize(
+    ("kind", "source", "labels", "want"),
+    [
+        ("awsElasticBlockStore", {"volumeID": "vol-1"}, None, "vol-1"),
+        ("awsElasticBlockStore", {"volumeID": "aws://us-east-1a/vol-2"}, {}, "vol-2"),
+        ("awsElasticBlockStore", {"volumeID": "aws:///vol-3"}, None, "vol-3"),
+        (
+            "gcePersistentDisk",
+            {"pdName": "pd"},
+            None,
+            "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/pd",
+        ),
+        (
+            "gcePersistentDisk",
+            {"pdName": "pd"},
+            {"topology.kubernetes.io/zone": "us-central1-a"},
+            "projects/UNSPECIFIED/zones/us-central1-a/disks/pd",
+        ),
+        (
+            "gcePersistentDisk",
+            {"pdName": "pd"},
+            {"topology.kubernetes.io/zone": "us-central1-a__us-central1-b"},
+            "projects/UNSPECIFIED/regions/us-central1/disks/pd",
+        ),
+        ("azureDisk", {"diskName": "d", "diskURI": "uri"}, None, "uri"),
+        ("cinder", {"volumeID": "c"}, None, "c"),
+    ],
+)
+def test_translate_in_tree_volume(
+    kind: str, source: dict[str, str], labels: dict[str, str] | None, want: str
+) -> None:
+    """csi-translation-lib's volume handles (aws_ebs.go, gce_pd.go, azure_disk.go, cinder.go)."""
+    assert translate_in_tree_volume(kind, source, labels) == want
+
+
+def test_an_in_tree_inline_volume_with_a_malformed_aws_id_is_an_error() -> None:
+    pod = (
+        make_pod()
+        .name("p")
+        .volume(
+            Volume(name="aws", source_kind="awsElasticBlockStore", source={"volumeID": "aws://z/x"})
+        )
+        .obj()
+    )
+    node = csi_node("csinode", 2, [EBS])
+    plugin = new(None, FakeHandle(objects=[node]))
+    status = plugin.filter(CycleState(), pod, NodeInfo(make_node().name(NODE_NAME).obj(), []))
+    assert status is not None and status.code == Code.Error
+    assert "converting volume(aws) from inline to csi" in status.message()

@@ -5,11 +5,12 @@ those of the pods on the node are counted per driver, each volume once (``driver
 a claim not bound yet counts under its class's provisioner with a handle of its own. The limits
 are the CSINode's ``allocatable.count`` per driver.
 
+In-tree volumes of a plugin whose CSI migration is on (aws-ebs, gce-pd, azure-disk, cinder, and
+portworx where the CSINode lists it) count under the CSI driver that replaced the plugin, with
+csi-translation-lib's volume handle: an in-tree PV, an inline volume, or a claim of a class with
+such a provisioner.
+
 Deliberately left out:
-- in-tree to CSI migration of PVs and inline volumes is not translated: an in-tree PV, or an
-  inline GCE PD / EBS / Azure / Cinder volume, is not counted (a pod using one still runs Filter,
-  as upstream). A class with a migrated in-tree provisioner (aws-ebs, gce-pd, azure-disk, cinder)
-  does count under the CSI driver that replaced it;
 - VolumeAttachment objects are not modelled, so attachments of pods no longer on the node are
   not counted, and the VolumeAttachment event is not registered;
 - limits from the Node's allocatable (``attachable-volumes-csi-*``) are not read, only CSINode;
@@ -20,7 +21,10 @@ Deliberately left out:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
 
 from schedviz.kube.objects import (
     CSINode,
@@ -28,6 +32,7 @@ from schedviz.kube.objects import (
     PersistentVolumeClaim,
     Pod,
     StorageClass,
+    Volume,
 )
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
@@ -99,6 +104,94 @@ MIGRATABLE_INLINE_SOURCES = frozenset(
 )
 
 
+# csi-translation-lib: the in-tree plugin behind each migratable volume source.
+_SOURCE_PLUGINS = {
+    "awsElasticBlockStore": "kubernetes.io/aws-ebs",
+    "gcePersistentDisk": "kubernetes.io/gce-pd",
+    "azureDisk": "kubernetes.io/azure-disk",
+    "azureFile": "kubernetes.io/azure-file",
+    "cinder": "kubernetes.io/cinder",
+    "vsphereVolume": "kubernetes.io/vsphere-volume",
+    "portworxVolume": _PORTWORX_PROVISIONER,
+}
+_AWS_VOLUME_ID = re.compile(r"^vol-[^/]*$")
+_GCE_UNSPECIFIED = "UNSPECIFIED"
+_GCE_MULTI_ZONE_DELIMITER = "__"
+_LABEL_ZONE = "topology.kubernetes.io/zone"
+_LABEL_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
+
+
+class _TranslationError(Exception):
+    """csi-translation-lib could not translate an in-tree volume."""
+
+
+def _ebs_volume_id(kubernetes_id: str) -> str:
+    """KubernetesVolumeIDToEBSVolumeID: aws://<zone>/<id>, aws:///<id> or a bare id."""
+    if not kubernetes_id.startswith("aws://"):
+        return kubernetes_id
+    aws_id = urlsplit(kubernetes_id).path.strip("/")
+    if not _AWS_VOLUME_ID.match(aws_id):
+        raise _TranslationError(f"Invalid format for AWS volume ({kubernetes_id})")
+    return aws_id
+
+
+def _gce_region(zones: list[str]) -> str:
+    """gceGetRegionFromZones: every zone must lie in the same region."""
+    regions = set()
+    for zone in zones:
+        parts = zone.split("-")
+        if len(parts) != 3:
+            raise _TranslationError(
+                f"zone in unexpected format, expected: <region>-<zone>, got: {zone}"
+            )
+        regions.add("-".join(parts[:2]))
+    if len(regions) != 1:
+        raise _TranslationError(f"multiple or no regions gotten from zones, got: {sorted(regions)}")
+    return regions.pop()
+
+
+def _source_string(source: Mapping[str, Any], key: str) -> str:
+    value = source.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def translate_in_tree_volume(
+    kind: str, source: Mapping[str, Any], pv_labels: Mapping[str, str] | None
+) -> str:
+    """The CSI volume handle csi-translation-lib gives an in-tree volume source: of a PV when
+    ``pv_labels`` is given (TranslateInTreePVToCSI), else of a pod's inline volume
+    (TranslateInTreeInlineVolumeToCSI)."""
+    if kind == "awsElasticBlockStore":
+        return _ebs_volume_id(_source_string(source, "volumeID"))
+    if kind == "gcePersistentDisk":
+        pd_name = _source_string(source, "pdName")
+        if pv_labels is None:
+            return f"projects/{_GCE_UNSPECIFIED}/zones/{_GCE_UNSPECIFIED}/disks/{pd_name}"
+        zones_label = pv_labels.get(_LABEL_ZONE_BETA) or pv_labels.get(_LABEL_ZONE) or ""
+        zones = zones_label.split(_GCE_MULTI_ZONE_DELIMITER)
+        if len(zones) == 1 and zones[0]:
+            return f"projects/{_GCE_UNSPECIFIED}/zones/{zones[0]}/disks/{pd_name}"
+        if len(zones) > 1:
+            region = _gce_region(zones)
+            return f"projects/{_GCE_UNSPECIFIED}/regions/{region}/disks/{pd_name}"
+        return f"projects/{_GCE_UNSPECIFIED}/zones/{_GCE_UNSPECIFIED}/disks/{pd_name}"
+    if kind == "azureDisk":
+        return _source_string(source, "diskURI")
+    if kind in ("cinder", "portworxVolume"):
+        return _source_string(source, "volumeID")
+    raise _TranslationError(f"volume source {kind} is not translated")
+
+
+def _pv_source(pv: PersistentVolume) -> tuple[str, Mapping[str, Any]]:
+    spec = pv.manifest.get("spec")
+    if isinstance(spec, Mapping):
+        for kind in _SOURCE_PLUGINS:
+            source = spec.get(kind)
+            if isinstance(source, Mapping):
+                return kind, source
+    return "", {}
+
+
 class _LookupError(Exception):
     """A lookup that fails the pod; ``not_found`` makes it unresolvable."""
 
@@ -123,6 +216,11 @@ def csi_volume_handle(pv: PersistentVolume) -> str:
     csi = spec.get("csi") if isinstance(spec, Mapping) else None
     handle = csi.get("volumeHandle") if isinstance(csi, Mapping) else None
     return handle if isinstance(handle, str) and handle else pv.name
+
+
+def _csi_driver_name(plugin_name: str) -> str:
+    """GetCSINameFromInTreeName for the plugins whose migration can be on."""
+    return _MIGRATED_PROVISIONERS.get(plugin_name, _PORTWORX_DRIVER)
 
 
 def get_volume_limits(csi_node: CSINode | None) -> dict[str, int]:
@@ -261,7 +359,8 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         for volume in pod.volumes:
             claim = volume_claim(pod, volume)
             if claim is None:
-                # Inline in-tree volumes would be translated here; they are not (see above).
+                # An inline volume counts when it is migratable and its plugin migrated.
+                self._check_attachable_inline_volume(volume, csi_node, result)
                 continue
             if not claim.name:
                 raise _LookupError("PersistentVolumeClaim had no name")
@@ -280,6 +379,21 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 continue
             result[f"{driver}/{handle}"] = driver
 
+    def _check_attachable_inline_volume(
+        self, volume: Volume, csi_node: CSINode | None, result: dict[str, str]
+    ) -> None:
+        plugin_name = _SOURCE_PLUGINS.get(volume.source_kind)
+        if plugin_name is None or not is_csi_migration_on(csi_node, plugin_name):
+            return
+        try:
+            handle = translate_in_tree_volume(volume.source_kind, volume.source, None)
+        except _TranslationError as error:
+            raise _LookupError(
+                f"converting volume({volume.name}) from inline to csi: {error}"
+            ) from error
+        driver = _csi_driver_name(plugin_name)
+        result[f"{driver}/{handle}"] = driver
+
     def _csi_driver_info(
         self, csi_node: CSINode | None, pvc: PersistentVolumeClaim
     ) -> tuple[str, str]:
@@ -290,8 +404,18 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             # Deleted, or the claim is pre-bound to a PV not created yet: count by class.
             return self._csi_driver_info_from_storage_class(csi_node, pvc)
         if not pv.csi_driver:
-            # An in-tree PV, counted only after a CSI translation this port does not do.
-            return "", ""
+            # An in-tree PV counts under its CSI driver when it is migratable and migrated.
+            kind, source = _pv_source(pv)
+            if not kind:
+                return "", ""
+            plugin_name = _SOURCE_PLUGINS[kind]
+            if not is_csi_migration_on(csi_node, plugin_name):
+                return "", ""
+            try:
+                handle = translate_in_tree_volume(kind, source, pv.labels)
+            except _TranslationError:
+                return "", ""
+            return _csi_driver_name(plugin_name), handle
         return pv.csi_driver, csi_volume_handle(pv)
 
     def _csi_driver_info_from_storage_class(
@@ -309,8 +433,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         if provisioner in _MIGRATABLE_PROVISIONERS:
             if not is_csi_migration_on(csi_node, provisioner):
                 return "", ""
-            driver = _MIGRATED_PROVISIONERS.get(provisioner, _PORTWORX_DRIVER)
-            return driver, handle
+            return _csi_driver_name(provisioner), handle
         return provisioner, handle
 
 
