@@ -56,12 +56,13 @@ CONNECT_SECONDS = 60.0
 MAX_GAP_SECONDS = 10.0
 SETTLE_SECONDS = 60.0
 REQUEST_SECONDS = 30.0
-# What the server may grow by between the warm-up and the end: the pods themselves (each one is
-# in the runner's informer cache, the scheduler's cache and its node's NodeInfo, a few kB; 64 kB
-# allows for allocator slack), plus SQLite's page cache and allocator arenas settling. A backlog
-# of messages, or connections' state that is never freed, grows far past it over a run.
-RSS_BASE_BOUND_KB = 30_000
-RSS_PER_POD_KB = 64
+# What the server may grow by between the warm-up and the end: the pods themselves, which stay
+# (each is in the runner's informer cache, the scheduler's cache and its node's NodeInfo; about
+# 5-6 kB a pod measured: 2.7 MB for 625 pods in 45 s, 27 MB for 4500 in 300 s), twice that, plus
+# 20 MB for SQLite's page cache and the allocator settling. A backlog of messages, or state kept
+# per message sent (some 90,000 frames in 300 s), would grow past it.
+RSS_BASE_BOUND_KB = 20_000
+RSS_PER_POD_KB = 12
 
 NODE = """
 apiVersion: v1
