@@ -1,27 +1,20 @@
 """Fixtures of the dashboard's browser tests: the site served over ASGI (HTTP and websockets) by
-a real server process with its embedded runners, and Debian's Chromium driven by Playwright.
-
-The server is ``manage.py runserver`` (daphne's) in a subprocess with a SQLite file database of
-its own in a temporary directory, so its runner threads and the pages share one database the way
-an embedded deployment does; the tests talk to it only through the browser.
+a real server process with its embedded runners (live_server.py), and Debian's Chromium driven by
+Playwright. The tests talk to the server only through the browser.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from live_server import ROOT, api_token, serve, server_env
 
-ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -32,32 +25,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SERVER_START_SECONDS = 30
 SCREENSHOT_DIR_DEFAULT = ROOT / "var" / "test-screenshots"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _server_env(var_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update(
-        SCHEDVIZ_VAR_DIR=str(var_dir),
-        SCHEDVIZ_START_RUNNERS="1",
-        DJANGO_DEBUG="0",
-        DJANGO_SETTINGS_MODULE="schedviz.settings",
-    )
-    return env
 
 
 @pytest.fixture(scope="session")
 def asgi_server_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment of the live server's process (its own var directory and database)."""
-    return _server_env(tmp_path_factory.mktemp("asgi-server"))
+    return server_env(tmp_path_factory.mktemp("asgi-server"))
 
 
 @pytest.fixture(scope="session")
@@ -65,55 +39,15 @@ def asgi_server(asgi_server_env: dict[str, str]) -> Iterator[str]:
     """The base URL of a live ASGI server with runners on."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"browser tests drive Debian's Chromium at {CHROMIUM}, which is not installed")
-    env = asgi_server_env
-    var_dir = Path(env["SCHEDVIZ_VAR_DIR"])
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    port = _free_port()
-    log = (var_dir / "server.log").open("wb")
-    server = subprocess.Popen(
-        [*manage, "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the test server did not start; see {var_dir / 'server.log'}"
-                    ) from None
-                time.sleep(0.2)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+    with serve(asgi_server_env) as server:
+        yield server.url
 
 
 @pytest.fixture(scope="session")
 def asgi_api_token(asgi_server: str, asgi_server_env: dict[str, str]) -> str:
     """A JSON API token (``Authorization: Token <key>``) of a user of the live server's database;
     the user sees the ownerless clusters the browser tests create."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), "apitoken", "browser-tests"],
-        cwd=ROOT,
-        env=asgi_server_env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
+    return api_token(asgi_server_env, "browser-tests")
 
 
 # Module scope: one Playwright (and its event loop) at a time, closed before other modules run.

@@ -199,7 +199,9 @@ def test_a_failing_browser_test_leaves_screenshots_of_its_pages(
 ) -> None:
     """The hook of conftest.py, run by an inner pytest in a process of its own (Playwright's sync
     API allows one instance per thread, and this module's is open)."""
-    pytester.makeconftest((Path(__file__).parent / "conftest.py").read_text())
+    here = Path(__file__).parent
+    pytester.makeconftest((here / "conftest.py").read_text())
+    pytester.makepyfile(live_server=(here / "live_server.py").read_text())  # conftest imports it
     pytester.makeini("[pytest]\nmarkers =\n    browser: Chromium tests\n")
     pytester.makepyfile(
         test_inner=textwrap.dedent(
