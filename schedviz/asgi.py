@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels with session auth."""
+"""ASGI entry point: HTTP through Django, websockets through Channels, authenticated by an API
+token or by the session (webui/ws_auth.py)."""
 
 import os
 
@@ -14,12 +15,16 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from webui.routing import websocket_urlpatterns  # noqa: E402
+from webui.ws_auth import TokenAuthMiddleware  # noqa: E402
+
+websockets = URLRouter(websocket_urlpatterns)
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        "websocket": TokenAuthMiddleware(
+            token_app=websockets,
+            session_app=AllowedHostsOriginValidator(AuthMiddlewareStack(websockets)),
         ),
     }
 )
