@@ -3,9 +3,10 @@
 The workloads (schedviz.bench.workloads) build ``schedviz.kube.objects`` directly; the e2e mode
 sends them through the live system's services, which store manifests and decode them again, as
 the API server does with what a client posts. This writes the manifest of each kind the workloads
-use, with the fields they set (``decode_object`` of it gives the same object back, which
-tests/bench/test_manifests.py checks for every workload). A field the encoder does not know is
-refused rather than silently dropped.
+use, with the fields they set; node affinity, label selectors and spread constraints are written
+by the KubeSchedulerConfiguration encoder, which has them in the same form. ``decode_object`` of
+a manifest gives the object back (tests/bench/test_manifests.py checks it for every workload).
+A field the encoder does not know is refused rather than silently dropped.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from schedviz.kube.objects import (
     Affinity,
     Container,
     KubeObject,
-    LabelSelector,
     Namespace,
     Node,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
     Pod,
     PodAffinity,
     PodAffinityTerm,
     ResourceList,
-    TopologySpreadConstraint,
+)
+from schedviz.scheduler.apis.config.v1 import (
+    encode_label_selector,
+    encode_node_affinity,
+    encode_topology_spread_constraint,
 )
 
 
@@ -37,34 +39,12 @@ def _resources(resources: ResourceList) -> dict[str, str]:
     return {name: str(quantity) for name, quantity in resources.items()}
 
 
-def _label_selector(selector: LabelSelector) -> dict[str, Any]:
-    if selector.match_expressions:
-        raise UnsupportedObjectError("labelSelector.matchExpressions")
-    return {"matchLabels": dict(selector.match_labels)}
-
-
-def _requirements(requirements: tuple[NodeSelectorRequirement, ...]) -> list[dict[str, Any]]:
-    return [
-        {"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})}
-        for r in requirements
-    ]
-
-
-def _node_selector_term(term: NodeSelectorTerm) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if term.match_expressions:
-        out["matchExpressions"] = _requirements(term.match_expressions)
-    if term.match_fields:
-        out["matchFields"] = _requirements(term.match_fields)
-    return out
-
-
 def _pod_affinity_term(term: PodAffinityTerm) -> dict[str, Any]:
     if term.namespace_selector or term.match_label_keys or term.mismatch_label_keys:
         raise UnsupportedObjectError("podAffinityTerm beyond labelSelector and namespaces")
     out: dict[str, Any] = {"topologyKey": term.topology_key}
     if term.label_selector is not None:
-        out["labelSelector"] = _label_selector(term.label_selector)
+        out["labelSelector"] = encode_label_selector(term.label_selector)
     if term.namespaces:
         out["namespaces"] = list(term.namespaces)
     return out
@@ -82,39 +62,12 @@ def _pod_affinity(affinity: PodAffinity) -> dict[str, Any]:
 
 def _affinity(affinity: Affinity) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    node_affinity = affinity.node_affinity
-    if node_affinity is not None:
-        if node_affinity.preferred:
-            raise UnsupportedObjectError("preferred node affinity")
-        if node_affinity.required is not None:
-            terms = node_affinity.required.node_selector_terms
-            out["nodeAffinity"] = {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [_node_selector_term(term) for term in terms]
-                }
-            }
+    if affinity.node_affinity is not None:
+        out["nodeAffinity"] = encode_node_affinity(affinity.node_affinity)
     if affinity.pod_affinity is not None:
         out["podAffinity"] = _pod_affinity(affinity.pod_affinity)
     if affinity.pod_anti_affinity is not None:
         out["podAntiAffinity"] = _pod_affinity(affinity.pod_anti_affinity)
-    return out
-
-
-def _spread_constraint(constraint: TopologySpreadConstraint) -> dict[str, Any]:
-    if (
-        constraint.min_domains is not None
-        or constraint.node_affinity_policy is not None
-        or constraint.node_taints_policy is not None
-        or constraint.match_label_keys
-    ):
-        raise UnsupportedObjectError("topologySpreadConstraints beyond maxSkew and labelSelector")
-    out: dict[str, Any] = {
-        "maxSkew": constraint.max_skew,
-        "topologyKey": constraint.topology_key,
-        "whenUnsatisfiable": constraint.when_unsatisfiable,
-    }
-    if constraint.label_selector is not None:
-        out["labelSelector"] = _label_selector(constraint.label_selector)
     return out
 
 
@@ -155,7 +108,7 @@ def _pod(pod: Pod) -> dict[str, Any]:
         spec["affinity"] = _affinity(pod.affinity)
     if pod.topology_spread_constraints:
         spec["topologySpreadConstraints"] = [
-            _spread_constraint(c) for c in pod.topology_spread_constraints
+            encode_topology_spread_constraint(c) for c in pod.topology_spread_constraints
         ]
     return {
         "apiVersion": "v1",
