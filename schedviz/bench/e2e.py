@@ -22,9 +22,11 @@ every step goes the way it goes when people use schedviz (docs/live-system.md):
 Timing, as in engine mode: from sending the first batch of measured pods until no measured pod
 is left unbound (the database is polled every ``POLL_SECONDS``); a measured pod deleted after
 being bound (a preemption victim) counts as scheduled, as in engine mode. When no measured pod
-has been bound for ``STALL_SECONDS``, the rest cannot be placed and the phase ends at the last
-bind. Cycle latency is ``Cycle.duration_seconds`` (the runner's wall time of the attempt, pop to
-end of binding) of the cycles that started during the phase, churn cycles included as in engine
+has been bound for ``STALL_SECONDS`` and each one left has failed a cycle, the rest cannot be
+placed and the phase ends at the last bind; measured pods that never get a cycle (starved by
+higher-priority churn) end the phase at ``time_limit`` (``ended`` in the JSON says which).
+Cycle latency is ``Cycle.duration_seconds`` (the runner's wall time of the attempt, pop to end
+of binding) of the cycles that started during the phase, churn cycles included as in engine
 mode; converting and compressing the trace happens at the batch write, outside it. Trace bytes
 are the stored (compressed) body per cycle; ``traceJsonBytesPerCycle`` is the JSON before zlib,
 what engine mode's ``traceBytesPerCycle`` counts. Peak RSS is this process's: server loop,
@@ -59,13 +61,20 @@ from schedviz.cluster import services
 from schedviz.cluster.models import Cluster, Cycle
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.kube.objects import KubeObject, Pod
+from schedviz.scheduler.trace import RESULT_SCHEDULED
 from worker import dispatch, runner
 
 CLIENTS = 10
 MEASURED_BATCH = 500
 POLL_SECONDS = 0.05
-# No measured pod bound for this long: the ones left cannot be placed.
+# No measured pod bound for this long, and each one left has failed a cycle: they cannot be placed.
 STALL_SECONDS = 10.0
+# The measured phase ends after this long in any case (measured pods starved by churn).
+TIME_LIMIT_SECONDS = 600.0
+# How the measured phase ended (the JSON's "ended").
+ENDED_ALL_BOUND = "all bound"
+ENDED_UNSCHEDULABLE = "the rest unschedulable"
+ENDED_TIME_LIMIT = "time limit"
 # Before the first bind: time for a runner to start and list the cluster.
 START_SECONDS = 120.0
 # How long the clients may take to connect, and to get the last messages once the runner is gone.
@@ -192,9 +201,16 @@ def _namespaces(pods: Sequence[Pod]) -> set[str]:
 
 class _E2ERun:
     def __init__(
-        self, workload: Workload, server: ServerLoop, cluster: Cluster, clients: int
+        self,
+        workload: Workload,
+        server: ServerLoop,
+        cluster: Cluster,
+        clients: int,
+        time_limit: float,
     ) -> None:
         self.workload = workload
+        self.time_limit = time_limit
+        self.ended = ""
         self.server = server
         self.cluster = cluster
         self.client_count = clients
@@ -249,6 +265,7 @@ class _E2ERun:
         remaining = total
         last_progress = ended = started
         bound_any = False
+        self.ended = ENDED_ALL_BOUND
         while True:
             now = time.perf_counter()
             if inflight is not None and inflight.done():
@@ -269,11 +286,15 @@ class _E2ERun:
             if left == 0 and not batches and inflight is None:
                 ended = now
                 break
-            limit = STALL_SECONDS if bound_any else START_SECONDS
-            if now - last_progress > limit:
-                if not bound_any and not self._cycles_since(started_wall):
-                    raise E2EError(f"no runner scheduled the cluster within {limit:.0f} s")
-                ended = last_progress
+            quiet = now - last_progress
+            if not bound_any and quiet > START_SECONDS and not self._cycles_since(started_wall):
+                raise E2EError(f"no runner scheduled the cluster within {START_SECONDS:.0f} s")
+            created_all = not batches and inflight is None
+            if quiet > STALL_SECONDS and created_all and self._unbound_all_failed(started_wall):
+                self.ended, ended = ENDED_UNSCHEDULABLE, last_progress
+                break
+            if now - started > self.time_limit:
+                self.ended, ended = ENDED_TIME_LIMIT, now
                 break
             time.sleep(POLL_SECONDS)
         for future in self.churn_futures:
@@ -325,6 +346,25 @@ class _E2ERun:
             cluster=self.cluster, namespace__in=namespaces, node_name=""
         ).count()
 
+    def _unbound_all_failed(self, since_wall: float) -> bool:
+        """Whether every measured pod left unbound has had a failed cycle in the phase (rather
+        than waiting for one behind other pods)."""
+        unbound = set(
+            PodRow.objects.filter(
+                cluster=self.cluster, namespace__in=self.measured_namespaces, node_name=""
+            ).values_list("namespace", "name")
+        )
+        failed = set(
+            Cycle.objects.filter(
+                cluster=self.cluster,
+                pod_namespace__in=self.measured_namespaces,
+                wall_time__gte=since_wall,
+            )
+            .exclude(result=RESULT_SCHEDULED)
+            .values_list("pod_namespace", "pod_name")
+        )
+        return unbound <= failed
+
     def _cycles_since(self, wall: float) -> bool:
         return Cycle.objects.filter(cluster=self.cluster, wall_time__gte=wall).exists()
 
@@ -367,7 +407,12 @@ class _E2ERun:
 
 
 def run_e2e(
-    workload: Workload, *, seed: int = 0, threshold: int | None = None, clients: int = CLIENTS
+    workload: Workload,
+    *,
+    seed: int = 0,
+    threshold: int | None = None,
+    clients: int = CLIENTS,
+    time_limit: float = TIME_LIMIT_SECONDS,
 ) -> BenchResult:
     if workload.config is not None:
         raise UnsupportedObjectError("workloads with their own scheduler configuration")
@@ -382,13 +427,13 @@ def run_e2e(
             seed=seed,
         )
         try:
-            run = _E2ERun(workload, server, cluster, clients)
+            run = _E2ERun(workload, server, cluster, clients, time_limit)
             run.connect_clients()
             run.place_init_pods()
             started_wall, ended_wall, seconds, scheduled, churn_pods = run.measured_phase()
             run.stop_runner()
             durations, stored_bytes, json_bytes = run.phase_cycles(started_wall, ended_wall)
-            extra = run.close_clients()
+            extra = {"ended": run.ended, **run.close_clients()}
         finally:
             services.cluster_delete(cluster=cluster)
     finally:

@@ -24,6 +24,7 @@ E2E_EXTRA_KEYS = {
     "target",
     "meetsTarget",
     "traceJsonBytesPerCycle",
+    "ended",
     "database",
     "wsClients",
     "wsMessages",
@@ -86,6 +87,7 @@ def _basic(nodes: int = 5, init_pods: int = 3, measured: int = 8) -> Workload:
 def test_every_measured_pod_is_bound_exactly_once_in_the_database(observed: _Observed) -> None:
     workload = _basic()
     result = run_e2e(workload)
+    assert result.extra["ended"] == "all bound"
     measured = {pod.key for pod in workload.measured_pods}
     bound = {f"{ns}/{name}": node for ns, name, node in observed.pods if f"{ns}/{name}" in measured}
     assert set(bound) == measured and all(bound.values())
@@ -129,6 +131,19 @@ def test_churn_pods_are_created_while_the_measured_pods_are_scheduled(observed: 
     result = run_e2e(workload)
     assert result.scheduled == 30
     assert any(ns == "namespace-2" for ns, _, _ in observed.pods) == (result.churn_pods > 0)
+
+
+def test_measured_pods_that_fit_nowhere_end_the_phase_once_each_has_failed() -> None:
+    workload = WORKLOADS["SchedulingPodAntiAffinity"].build(3, 1, 3, 0)
+    result = run_e2e(workload)
+    assert (result.scheduled, result.unschedulable) == (2, 1)
+    assert result.extra["ended"] == "the rest unschedulable"
+
+
+def test_the_time_limit_ends_a_phase_with_pods_still_pending() -> None:
+    result = run_e2e(_basic(2, 0, 50), time_limit=0.0)
+    assert result.extra["ended"] == "time limit"
+    assert result.scheduled < 50
 
 
 def test_without_runners_it_refuses_to_start(settings: Any) -> None:

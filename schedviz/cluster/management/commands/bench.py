@@ -1,5 +1,6 @@
 """``manage.py bench WORKLOAD [--nodes N] [--init-pods N] [--pods N] [--mode engine|e2e]
-[--output json|table] [--seed N]``: upstream's scheduler_perf workloads, measured.
+[--output json|table] [--seed N] [--e2e-time-limit SECONDS]``: upstream's scheduler_perf
+workloads, measured.
 
 ``engine`` runs the scheduler alone with full traces (schedviz.bench.runner); ``e2e`` is the
 whole live loop (schedviz.bench.e2e: a cluster in the configured database, the runner, Cycle rows,
@@ -16,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from schedviz.bench.e2e import E2EError, run_e2e
+from schedviz.bench.e2e import TIME_LIMIT_SECONDS, E2EError, run_e2e
 from schedviz.bench.manifests import UnsupportedObjectError
 from schedviz.bench.runner import BenchResult, run_engine
 from schedviz.bench.workloads import DEFAULT_NODES, WORKLOADS
@@ -68,6 +69,7 @@ def render_table(result: BenchResult) -> str:
             f"{result.nodes} / {result.init_pods} / {result.measured_pods}",
         ),
         ("scheduled / unschedulable", f"{result.scheduled} / {result.unschedulable}"),
+        *([("phase ended", str(result.extra["ended"]))] if "ended" in result.extra else []),
         (
             "measured phase",
             f"{result.seconds:.2f} s, {result.cycles} cycles, {result.churn_pods} churn pods",
@@ -96,6 +98,12 @@ class Command(BaseCommand):
         parser.add_argument("--mode", choices=("engine", "e2e"), default="engine")
         parser.add_argument("--output", choices=("json", "table"), default="json")
         parser.add_argument("--seed", type=int, default=0, help="seed of names and tie-breaks")
+        parser.add_argument(
+            "--e2e-time-limit",
+            type=float,
+            default=TIME_LIMIT_SECONDS,
+            help="e2e: end the measured phase after this many seconds even if pods are pending",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         spec = WORKLOADS.get(options["workload"])
@@ -116,7 +124,12 @@ class Command(BaseCommand):
             result = run_engine(workload, seed=options["seed"], threshold=spec.threshold)
         else:
             try:
-                result = run_e2e(workload, seed=options["seed"], threshold=spec.threshold)
+                result = run_e2e(
+                    workload,
+                    seed=options["seed"],
+                    threshold=spec.threshold,
+                    time_limit=options["e2e_time_limit"],
+                )
             except (E2EError, UnsupportedObjectError, ServiceError) as error:
                 sys.stderr.write(f"e2e: {error}\n")
                 sys.exit(2)
