@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +39,36 @@ def two_profile_cluster(alice: Any) -> Any:
     cluster = services.cluster_create(name="two profiles", owner=alice)
     services.manifests_apply_files(cluster=cluster, paths=[str(SEVERAL_PROFILES_LESSON)])
     return cluster
+
+
+# ---------------------------------------------------------------------------------------------
+# Threads writing the database (tests/worker runners, tests/bench e2e runs)
+
+
+@pytest.fixture
+def file_database(tmp_path: Path) -> Iterator[None]:
+    """The test database copied to a file for the test, when it is SQLite in memory.
+
+    Threads sharing SQLite's in-memory database use its shared cache, whose table locks fail
+    at once instead of waiting; a file database waits (busy timeout), as the embedded server's
+    does. PostgreSQL needs nothing.
+    """
+    from django.db import connection
+
+    if connection.vendor != "sqlite" or not connection.is_in_memory_db():
+        yield
+        return
+    connection.ensure_connection()
+    memory, original = connection.connection, connection.settings_dict["NAME"]
+    target = sqlite3.connect(tmp_path / "db.sqlite3")
+    memory.backup(target)
+    target.close()
+    # Kept open, aside: closing the last connection to an in-memory database drops it.
+    connection.connection = None
+    connection.settings_dict["NAME"] = str(tmp_path / "db.sqlite3")
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict["NAME"] = original
+        connection.connection = memory

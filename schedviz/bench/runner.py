@@ -21,7 +21,7 @@ import math
 import resource
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from schedviz.bench.workloads import WORKLOADS, Workload
@@ -49,8 +49,10 @@ class BenchResult:
     cycles: int
     churn_pods: int
     threshold: int
-    # Of ``seconds``, the time spent in to_json and json.dumps.
+    # Of ``seconds``, the time spent in to_json and json.dumps (engine mode).
     trace_seconds: float = 0.0
+    # Further fields of a mode's JSON report (e2e: the websocket clients, the target).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def meets_threshold(self) -> bool:
@@ -73,6 +75,7 @@ class BenchResult:
             "traceBytesPerCycle": round(self.trace_bytes_per_cycle),
             "threshold": self.threshold,
             "meetsThreshold": self.meets_threshold,
+            **self.extra,
         }
 
 
@@ -178,12 +181,37 @@ def run_engine(workload: Workload, *, seed: int = 0, threshold: int | None = Non
             break  # the measured pods left pending cannot progress
         clock.set(max(wake, clock.now()))
     seconds = perf_counter() - started
+    return measured_result(
+        workload,
+        mode="engine",
+        scheduled=len(measured.bound),
+        seconds=seconds,
+        cycle_seconds=cycle_seconds,
+        trace_bytes=trace_bytes,
+        churn_pods=churn_pods,
+        threshold=threshold,
+        trace_seconds=trace_seconds,
+    )
 
-    scheduled = len(measured.bound)
+
+def measured_result(
+    workload: Workload,
+    *,
+    mode: str,
+    scheduled: int,
+    seconds: float,
+    cycle_seconds: list[float],
+    trace_bytes: list[int],
+    churn_pods: int,
+    threshold: int | None,
+    trace_seconds: float = 0.0,
+) -> BenchResult:
+    """The report of a measured phase: throughput, cycle latency percentiles, trace size and the
+    process's peak RSS; ``threshold`` defaults to the workload's upstream figure."""
     spec = WORKLOADS.get(workload.name)
     return BenchResult(
         workload=workload.name,
-        mode="engine",
+        mode=mode,
         nodes=workload.node_count,
         init_pods=workload.init_pod_count,
         measured_pods=len(workload.measured_pods),

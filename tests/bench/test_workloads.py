@@ -241,12 +241,3 @@ def test_bench_command_refuses_an_unknown_workload_and_lists_the_workloads(
     assert "SchedulingEverything" in err
     for name in WORKLOADS:
         assert name in err
-
-
-def test_bench_command_e2e_mode_exits_2_until_it_is_wired_to_the_live_runner(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        call_command("bench", "SchedulingBasic", "--nodes", "5", "--mode", "e2e")
-    assert exit_info.value.code == 2
-    assert "live runner" in capsys.readouterr().err

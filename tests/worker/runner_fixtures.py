@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import pytest
+# Moved to tests/conftest.py (tests/bench uses it too); importable from here as before.
+from conftest import file_database
 from django.db import connection
 
 from worker.runner import RunResult, run_cluster
+
+__all__ = ["file_database"]
 
 NODE = """
 apiVersion: v1
@@ -55,30 +56,3 @@ class RunnerThread(threading.Thread):
             self.result = run_cluster(self.cluster_id, **self.kwargs)
         finally:
             connection.close()
-
-
-@pytest.fixture
-def file_database(tmp_path: Path) -> Iterator[None]:
-    """The test database copied to a file for the test, when it is SQLite in memory.
-
-    Threads sharing SQLite's in-memory database use its shared cache, whose table locks fail
-    at once instead of waiting; a file database waits (busy timeout), as the embedded server's
-    does. PostgreSQL needs nothing.
-    """
-    if connection.vendor != "sqlite" or not connection.is_in_memory_db():
-        yield
-        return
-    connection.ensure_connection()
-    memory, original = connection.connection, connection.settings_dict["NAME"]
-    target = sqlite3.connect(tmp_path / "db.sqlite3")
-    memory.backup(target)
-    target.close()
-    # Kept open, aside: closing the last connection to an in-memory database drops it.
-    connection.connection = None
-    connection.settings_dict["NAME"] = str(tmp_path / "db.sqlite3")
-    try:
-        yield
-    finally:
-        connection.close()
-        connection.settings_dict["NAME"] = original
-        connection.connection = memory

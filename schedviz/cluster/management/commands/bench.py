@@ -1,10 +1,12 @@
 """``manage.py bench WORKLOAD [--nodes N] [--init-pods N] [--pods N] [--mode engine|e2e]
-[--output json|table] [--seed N]``: upstream's scheduler_perf workloads, measured.
+[--output json|table] [--seed N] [--e2e-time-limit SECONDS]``: upstream's scheduler_perf
+workloads, measured.
 
 ``engine`` runs the scheduler alone with full traces (schedviz.bench.runner); ``e2e`` is the
-whole live loop (database, runner, trace rows, websocket messages) and is not wired to the live
-runner yet: it exits with status 2. Counts default to upstream's variant for the node
-count (5000 nodes unless told). An unknown workload or mode that cannot run exits with status 2.
+whole live loop (schedviz.bench.e2e: a cluster in the configured database, the runner, Cycle rows,
+10 websocket clients), with the same JSON names plus its own (``target``, ``ws*``). Counts
+default to upstream's variant for the node count (5000 nodes unless told). An unknown workload,
+or an e2e run the live system cannot do (no runner starts, a refused apply), exits with status 2.
 """
 
 from __future__ import annotations
@@ -15,17 +17,50 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from schedviz.bench.e2e import TIME_LIMIT_SECONDS, E2EError, run_e2e
+from schedviz.bench.manifests import UnsupportedObjectError
 from schedviz.bench.runner import BenchResult, run_engine
 from schedviz.bench.workloads import DEFAULT_NODES, WORKLOADS
+from schedviz.cluster.services import ServiceError
 
-E2E_UNAVAILABLE = (
-    "e2e mode is not wired yet: it needs the live runner (worker/runner.py run_cluster) driven "
-    "over a database cluster with 10 websocket clients; use --mode engine"
-)
+
+def _throughput(result: BenchResult) -> str:
+    verdict = "meets" if result.meets_threshold else "below"
+    line = f"{result.pods_per_second:.1f} pods/s ({verdict} upstream's {result.threshold} pods/s"
+    if "target" in result.extra:
+        reached = "reached" if result.extra["meetsTarget"] else "NOT reached"
+        line += f"; e2e target {result.extra['target']:g} pods/s {reached}"
+    return line + ")"
+
+
+def _mode_rows(result: BenchResult) -> list[tuple[str, str]]:
+    if result.mode == "engine":
+        return [
+            (
+                "traces",
+                f"{result.trace_bytes_per_cycle / 1024:.1f} KiB per cycle, "
+                f"{result.trace_seconds:.2f} s of the phase in to_json and json.dumps",
+            )
+        ]
+    extra = result.extra
+    return [
+        (
+            "traces",
+            f"{result.trace_bytes_per_cycle / 1024:.1f} KiB stored per cycle "
+            f"({extra['traceJsonBytesPerCycle'] / 1024:.1f} KiB of JSON), "
+            f"database {extra['database']}",
+        ),
+        (
+            "websocket clients",
+            f"{extra['wsClients']} clients, {extra['wsMessages']} messages "
+            f"({extra['wsMessagesPerClientMin']}-{extra['wsMessagesPerClientMax']} each), "
+            f"{extra['wsCyclesCoalesced']} cycle summaries coalesced, "
+            f"{extra['wsCyclesLost']} lost",
+        ),
+    ]
 
 
 def render_table(result: BenchResult) -> str:
-    verdict = "meets" if result.meets_threshold else "below"
     rows = [
         ("workload", result.workload),
         ("mode", result.mode),
@@ -34,20 +69,14 @@ def render_table(result: BenchResult) -> str:
             f"{result.nodes} / {result.init_pods} / {result.measured_pods}",
         ),
         ("scheduled / unschedulable", f"{result.scheduled} / {result.unschedulable}"),
+        *([("phase ended", str(result.extra["ended"]))] if "ended" in result.extra else []),
         (
             "measured phase",
             f"{result.seconds:.2f} s, {result.cycles} cycles, {result.churn_pods} churn pods",
         ),
-        (
-            "throughput",
-            f"{result.pods_per_second:.1f} pods/s ({verdict} upstream's {result.threshold} pods/s)",
-        ),
+        ("throughput", _throughput(result)),
         ("cycle latency", f"p50 {result.p50_cycle_ms:.2f} ms, p99 {result.p99_cycle_ms:.2f} ms"),
-        (
-            "traces",
-            f"{result.trace_bytes_per_cycle / 1024:.1f} KiB per cycle, "
-            f"{result.trace_seconds:.2f} s of the phase in to_json and json.dumps",
-        ),
+        *_mode_rows(result),
         ("peak RSS", f"{result.peak_rss_mb:.0f} MB"),
     ]
     width = max(len(label) for label, _ in rows)
@@ -69,6 +98,12 @@ class Command(BaseCommand):
         parser.add_argument("--mode", choices=("engine", "e2e"), default="engine")
         parser.add_argument("--output", choices=("json", "table"), default="json")
         parser.add_argument("--seed", type=int, default=0, help="seed of names and tie-breaks")
+        parser.add_argument(
+            "--e2e-time-limit",
+            type=float,
+            default=TIME_LIMIT_SECONDS,
+            help="e2e: end the measured phase after this many seconds even if pods are pending",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         spec = WORKLOADS.get(options["workload"])
@@ -76,9 +111,6 @@ class Command(BaseCommand):
             sys.stderr.write(
                 f"unknown workload {options['workload']!r}; workloads: {', '.join(WORKLOADS)}\n"
             )
-            sys.exit(2)
-        if options["mode"] == "e2e":
-            sys.stderr.write(f"{E2E_UNAVAILABLE}\n")
             sys.exit(2)
         nodes = options["nodes"]
         default_init, default_measured = spec.counts(nodes)
@@ -88,7 +120,19 @@ class Command(BaseCommand):
             sys.stderr.write("--nodes and --pods must be at least 1, --init-pods at least 0\n")
             sys.exit(2)
         workload = spec.build(nodes, init_pods, pods, options["seed"])
-        result = run_engine(workload, seed=options["seed"], threshold=spec.threshold)
+        if options["mode"] == "engine":
+            result = run_engine(workload, seed=options["seed"], threshold=spec.threshold)
+        else:
+            try:
+                result = run_e2e(
+                    workload,
+                    seed=options["seed"],
+                    threshold=spec.threshold,
+                    time_limit=options["e2e_time_limit"],
+                )
+            except (E2EError, UnsupportedObjectError, ServiceError) as error:
+                sys.stderr.write(f"e2e: {error}\n")
+                sys.exit(2)
         if options["output"] == "json":
             self.stdout.write(json.dumps(result.to_json(), indent=1))
         else:

@@ -793,7 +793,7 @@ def _encode_term(term: NodeSelectorTerm) -> dict[str, Any]:
     return out
 
 
-def _encode_node_affinity(affinity: NodeAffinity) -> dict[str, Any]:
+def encode_node_affinity(affinity: NodeAffinity) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if affinity.required is not None:
         out["requiredDuringSchedulingIgnoredDuringExecution"] = {
@@ -807,7 +807,7 @@ def _encode_node_affinity(affinity: NodeAffinity) -> dict[str, Any]:
     return out
 
 
-def _encode_label_selector(selector: LabelSelector) -> dict[str, Any]:
+def encode_label_selector(selector: LabelSelector) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if selector.match_labels:
         out["matchLabels"] = dict(selector.match_labels)
@@ -816,14 +816,14 @@ def _encode_label_selector(selector: LabelSelector) -> dict[str, Any]:
     return out
 
 
-def _encode_constraint(c: TopologySpreadConstraint) -> dict[str, Any]:
+def encode_topology_spread_constraint(c: TopologySpreadConstraint) -> dict[str, Any]:
     out: dict[str, Any] = {
         "maxSkew": c.max_skew,
         "topologyKey": c.topology_key,
         "whenUnsatisfiable": c.when_unsatisfiable,
     }
     if c.label_selector is not None:
-        out["labelSelector"] = _encode_label_selector(c.label_selector)
+        out["labelSelector"] = encode_label_selector(c.label_selector)
     if c.min_domains is not None:
         out["minDomains"] = c.min_domains
     if c.node_affinity_policy is not None:
@@ -868,11 +868,13 @@ def _encode_args_fields(args: Args) -> dict[str, Any]:
     if isinstance(args, NodeAffinityArgs):
         if args.added_affinity is None:
             return {}
-        return {"addedAffinity": _encode_node_affinity(args.added_affinity)}
+        return {"addedAffinity": encode_node_affinity(args.added_affinity)}
     if isinstance(args, PodTopologySpreadArgs):
         out = {"defaultingType": args.defaulting_type}
         if args.default_constraints:
-            out["defaultConstraints"] = [_encode_constraint(c) for c in args.default_constraints]
+            out["defaultConstraints"] = [
+                encode_topology_spread_constraint(c) for c in args.default_constraints
+            ]
         return out
     if isinstance(args, DefaultPreemptionArgs):
         return {
