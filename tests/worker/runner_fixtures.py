@@ -7,13 +7,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-# Moved to tests/conftest.py (tests/bench uses it too); importable from here as before.
-from conftest import file_database
 from django.db import connection
 
 from worker.runner import RunResult, run_cluster
-
-__all__ = ["file_database"]
 
 NODE = """
 apiVersion: v1

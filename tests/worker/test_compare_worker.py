@@ -7,15 +7,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from runner_fixtures import file_database, wait_until
+from runner_fixtures import wait_until
 
 from schedviz.cluster.models import Cluster
 from schedviz.compare import engine, selectors, services
 from schedviz.compare.models import CompareRun, CompareVariant
 from schedviz.compare.services import VariantSpec
 from worker import compare, tasks
-
-__all__ = ["file_database"]  # a fixture, used by name
 
 VARIANTS = [
     VariantSpec(name="spread", profile="default-scheduler"),

@@ -9,14 +9,12 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from runner_fixtures import file_database, manifests, wait_until
+from runner_fixtures import manifests, wait_until
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Cluster, Cycle, Lease, Pod
 from worker import dispatch, tasks
 from worker.runner import STOP_IDLE, STOP_UP_TO_DATE, run_cluster
-
-__all__ = ["file_database"]  # a fixture, used by name
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,15 +9,13 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from runner_fixtures import RunnerThread, file_database, manifests, wait_until
+from runner_fixtures import RunnerThread, manifests, wait_until
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, DebugSession, Lease, Pod
 from schedviz.scheduler.debugger import END, Stop
 from worker.debugging import RunnerDebugger
 from worker.runner import STOP_DEBUG_ABANDONED, STOP_GONE, run_cluster
-
-__all__ = ["file_database"]  # a fixture, used by name
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

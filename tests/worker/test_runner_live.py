@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from django.db import OperationalError, transaction
 from django.utils import timezone
-from runner_fixtures import RunnerThread, file_database, manifests, wait_until
+from runner_fixtures import RunnerThread, manifests, wait_until
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
@@ -31,8 +31,6 @@ from worker.runner import (
     run_cluster,
     stranded_clusters,
 )
-
-__all__ = ["file_database"]  # a fixture, used by name
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
