@@ -792,6 +792,24 @@ def _score_nodes(
     """One plugin's score of each node, in order, up to its first failure (then with it)."""
     scores: list[int] = []
     append = scores.append
+    # fw.NodeScorerPlugin, tested by attribute: isinstance() on a protocol is slow.
+    node_scorer: Callable[[CycleState, Pod], fw.NodeScorer | Status] | None = getattr(
+        plugin, "node_scorer", None
+    )
+    if node_scorer is not None:
+        try:
+            score_node = node_scorer(state, pod)
+        except Exception as error:
+            score_node = as_status(error)
+        if isinstance(score_node, Status):
+            # Score would fail on the first node already.
+            return scores, score_node if nodes else None
+        try:
+            for node_info in nodes:
+                append(score_node(node_info))
+        except Exception as error:
+            return scores, as_status(error)
+        return scores, None
     score = plugin.score
     for node_info in nodes:
         try:

@@ -47,12 +47,13 @@ from schedviz.scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    NodeScorer,
+    NodeScorerPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
-    ScorePlugin,
     Status,
     as_status,
     new_status,
@@ -130,7 +131,7 @@ _STRATEGY_SCORERS: dict[str, Callable[[ScoringStrategy], Scorer]] = {
 }
 
 
-class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, EnqueueExtensions):
     def __init__(
         self,
         args: NodeResourcesFitArgs,
@@ -194,13 +195,19 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        score_node = self.node_scorer(state, pod)
+        if isinstance(score_node, Status):
+            return 0, score_node
+        return score_node(node_info), None
+
+    def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status:
         try:
             requests: Sequence[int] = state.read_as(
                 PRE_SCORE_STATE_KEY, PodRequestsState
             ).pod_requests
         except (KeyError, TypeError):
             requests = self._scorer.calculate_pod_resource_request_list(pod)
-        return self._scorer.score(node_info, requests)
+        return self._scorer.node_scorer(requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
