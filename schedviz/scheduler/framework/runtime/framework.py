@@ -101,6 +101,11 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 WILDCARD_EVENT = ClusterEvent(EventResource.WildCard, ActionType.All)
 
+# A skip set and the (name, filter) of each filter plugin it leaves to run.
+_ActiveFilters = tuple[
+    set[str], list[tuple[str, Callable[[CycleState, Pod, NodeInfo], Status | None]]]
+]
+
 
 class FrameworkError(ValueError):
     """The profile cannot be built (unknown plugin, wrong extension point, ...)."""
@@ -152,10 +157,8 @@ class Framework:
         self.waiting_pods: dict[str, WaitingPod] = {}
         # The trace of the cycle being run, set by the scheduler; None runs untraced.
         self.trace: CycleTrace | None = None
-        self._filters_for_skip: (
-            tuple[set[str], list[tuple[str, Callable[[CycleState, Pod, NodeInfo], Status | None]]]]
-            | None
-        ) = None
+        # The filter plugins for the skip set of the cycle being run.
+        self._filters_for_skip: _ActiveFilters | None = None
         self._build(profile, registry)
 
     # ------------------------------------------------------------------ construction
@@ -455,7 +458,10 @@ class Framework:
     # ------------------------------------------------------------------ Filter
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        for name, filter_node in self._active_filters(state):
+        active = self._filters_for_skip
+        if active is None or active[0] is not state.skip_filter_plugins:
+            active = self._active_filters(state)
+        for name, filter_node in active[1]:
             status: Status | None
             try:
                 status = filter_node(state, pod, node_info)
@@ -467,19 +473,14 @@ class Framework:
                 return status.with_plugin(name)
         return None
 
-    def _active_filters(
-        self, state: CycleState
-    ) -> list[tuple[str, Callable[[CycleState, Pod, NodeInfo], Status | None]]]:
+    def _active_filters(self, state: CycleState) -> _ActiveFilters:
         """The filter plugins the cycle runs (PreFilter's Skips left out), worked out once per
         cycle rather than once per node: the skip set is replaced, never changed, between
         cycles."""
         skip = state.skip_filter_plugins
-        cached = self._filters_for_skip
-        if cached is not None and cached[0] is skip:
-            return cached[1]
         active = [(p.name(), p.filter) for p in self.points["filter"] if p.name() not in skip]
         self._filters_for_skip = (skip, active)
-        return active
+        return self._filters_for_skip
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo

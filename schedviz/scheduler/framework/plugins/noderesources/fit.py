@@ -348,33 +348,39 @@ def fits_request(
     if _is_empty(pod_request):
         return insufficient
 
-    for resource, reason, request, capacity, used in (
-        (
-            RESOURCE_CPU,
-            REASON_INSUFFICIENT_CPU,
-            pod_request.milli_cpu,
-            allocatable.milli_cpu,
-            requested.milli_cpu,
-        ),
-        (
-            RESOURCE_MEMORY,
-            REASON_INSUFFICIENT_MEMORY,
-            pod_request.memory,
-            allocatable.memory,
-            requested.memory,
-        ),
-        (
-            RESOURCE_EPHEMERAL_STORAGE,
-            REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
-            pod_request.ephemeral_storage,
-            allocatable.ephemeral_storage,
-            requested.ephemeral_storage,
-        ),
-    ):
-        if request > 0 and request > capacity - used:
-            insufficient.append(
-                InsufficientResource(resource, reason, request, used, capacity, request > capacity)
+    # Three tests written out, as upstream writes them: this runs for every node of every cycle.
+    request, capacity, used = pod_request.milli_cpu, allocatable.milli_cpu, requested.milli_cpu
+    if request > 0 and request > capacity - used:
+        insufficient.append(
+            InsufficientResource(
+                RESOURCE_CPU, REASON_INSUFFICIENT_CPU, request, used, capacity, request > capacity
             )
+        )
+    request, capacity, used = pod_request.memory, allocatable.memory, requested.memory
+    if request > 0 and request > capacity - used:
+        insufficient.append(
+            InsufficientResource(
+                RESOURCE_MEMORY,
+                REASON_INSUFFICIENT_MEMORY,
+                request,
+                used,
+                capacity,
+                request > capacity,
+            )
+        )
+    request = pod_request.ephemeral_storage
+    capacity, used = allocatable.ephemeral_storage, requested.ephemeral_storage
+    if request > 0 and request > capacity - used:
+        insufficient.append(
+            InsufficientResource(
+                RESOURCE_EPHEMERAL_STORAGE,
+                REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+                request,
+                used,
+                capacity,
+                request > capacity,
+            )
+        )
 
     for resource, request in pod_request.scalar_resources.items():
         if request == 0:
