@@ -522,13 +522,14 @@ class ScheduleOne:
             if self.queue.nominator.nominated_pods
             else framework.run_filter_plugins
         )
+        passed_all = (len(filter_names), None)  # a feasible node's result, shared (immutable)
         started = time.perf_counter()
         for i in range(num_all):
             node_info = nodes[(start + i) % num_all]
             status = run_filters(state, pod, node_info)
             if status is None or status.code == Code.Success:
                 feasible.append(node_info)
-                results[node_info.name] = (len(filter_names), None)
+                results[node_info.name] = passed_all
                 if len(feasible) >= to_find:
                     break
                 continue
