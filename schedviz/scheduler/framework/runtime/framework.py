@@ -606,11 +606,8 @@ class Framework:
                 f'running Score plugins: plugin "{name}" failed with: {status.as_error()}'
             )
         trace = self.trace
-        raw = (
-            {name: list(scores) for name, scores in plugin_scores.items()}
-            if trace is not None
-            else {}
-        )
+        # Normalizing puts a new list in plugin_scores, so these lists stay the raw scores.
+        raw = dict(plugin_scores)
         for plugin in plugins:
             name = plugin.name()
             extensions = plugin.score_extensions()
