@@ -515,13 +515,21 @@ class ScheduleOne:
         results = trace.filter_results
         rejected: list[tuple[str, Status]] = []
         error: _SchedulingError | None = None
+        # Upstream asks for each node which pods are nominated to it; while no pod is nominated
+        # anywhere (filters nominate none), filtering with nominated pods is plain filtering.
+        run_filters = (
+            framework.run_filter_plugins_with_nominated_pods
+            if self.queue.nominator.nominated_pods
+            else framework.run_filter_plugins
+        )
+        passed_all = (len(filter_names), None)  # a feasible node's result, shared (immutable)
         started = time.perf_counter()
         for i in range(num_all):
             node_info = nodes[(start + i) % num_all]
-            status = framework.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+            status = run_filters(state, pod, node_info)
             if status is None or status.code == Code.Success:
                 feasible.append(node_info)
-                results[node_info.name] = (len(filter_names), None)
+                results[node_info.name] = passed_all
                 if len(feasible) >= to_find:
                     break
                 continue

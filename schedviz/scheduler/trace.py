@@ -9,6 +9,7 @@ scored nodes) and expanded into the documented JSON (docs/trace-format.md) only 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,6 +145,15 @@ class CycleTrace:
             if name not in self.filter_results and (narrowed is None or name in narrowed)
         ]
 
+    def _nodes_with_filter_entries(self, cut: bool) -> Iterable[str]:
+        """The nodes ``filter_json`` may list, in ``all_nodes`` order: every node when PreFilter
+        cut some, else only those a filter ran on (a tenth of them in a large cluster)."""
+        if cut:
+            return self.all_nodes
+        positions = _positions(self.all_nodes)
+        names = self.filter_results.keys() | self.unevaluated_filter_results.keys()
+        return sorted((n for n in names if n in positions), key=positions.__getitem__)
+
     def filter_json(self) -> dict[str, list[dict[str, Any]]]:
         status = self.pre_filter_status
         if status is not None and self._rejected_at_pre_filter():
@@ -155,8 +165,11 @@ class CycleTrace:
             if status is not None and narrowed is not None
             else None
         )
+        # Copied for each node: every entry is a dict of its own.
+        successes = [{"plugin": p, "code": "Success"} for p in self.filter_plugins]
+        copy = dict.copy
         result: dict[str, list[dict[str, Any]]] = {}
-        for name in self.all_nodes:
+        for name in self._nodes_with_filter_entries(cut_entry is not None):
             outcome = self.filter_results.get(name)
             hypothetical = outcome is None and name in self.unevaluated_filter_results
             if hypothetical:
@@ -166,9 +179,7 @@ class CycleTrace:
                     result[name] = [cut_entry]
                 continue
             passed, rejection = outcome
-            entries: list[dict[str, Any]] = [
-                {"plugin": p, "code": "Success"} for p in self.filter_plugins[:passed]
-            ]
+            entries: list[dict[str, Any]] = list(map(copy, successes[:passed]))
             if rejection is not None:
                 entries.append(_status_json(rejection))
             if hypothetical:
@@ -230,6 +241,20 @@ class CycleTrace:
             "extenders": [call.to_json() for call in self.extenders],
             "events": list(self.events),
         }
+
+
+_positions_of: tuple[tuple[str, ...], dict[str, int]] = ((), {})
+
+
+def _positions(all_nodes: tuple[str, ...]) -> dict[str, int]:
+    """Each node's index in ``all_nodes``; the snapshot's tuple is shared between cycles, so the
+    last one asked for is kept."""
+    global _positions_of
+    cached = _positions_of  # read once: schedulers in other threads may replace it
+    if cached[0] is not all_nodes:
+        cached = (all_nodes, {name: index for index, name in enumerate(all_nodes)})
+        _positions_of = cached
+    return cached[1]
 
 
 def _status_json(status: Status, stage: str = "") -> dict[str, Any]:

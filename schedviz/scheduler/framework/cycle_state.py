@@ -38,7 +38,11 @@ class CycleState:
 
     def read_as(self, key: str, kind: type[T]) -> T:
         """Reads ``key`` and checks its type, the way plugins' ``getXState`` helpers do."""
-        value = self.read(key)
+        # read() written out: filters call this once per node.
+        try:
+            value = self._storage[key]
+        except KeyError:
+            raise StateNotFoundError(key) from None
         if not isinstance(value, kind):
             raise TypeError(f"{value!r} convert to {kind.__name__} error")
         return value

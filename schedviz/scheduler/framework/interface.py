@@ -223,6 +223,23 @@ class ScorePlugin(Plugin, Protocol):
     def score_extensions(self) -> ScoreExtensions | None: ...
 
 
+NodeScorer = Callable[["NodeInfo"], int]
+
+
+@runtime_checkable
+class NodeScorerPlugin(ScorePlugin, Protocol):
+    """A ScorePlugin that can do its per-cycle part of Score once. Not in upstream.
+
+    Upstream calls Score once per node, and each call reads the plugin's PreScore state from the
+    CycleState; in Go that costs next to nothing, in Python the call and the read cost more than
+    many scores. ``node_scorer`` reads the state once and returns a function of the node alone
+    giving exactly what ``score`` gives, or the failing status ``score`` would return for every
+    node. The framework uses it when a plugin has it; ``score`` stays the upstream entry point.
+    """
+
+    def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status: ...
+
+
 @runtime_checkable
 class ReservePlugin(Plugin, Protocol):
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...

@@ -12,8 +12,9 @@ from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     Handle,
+    NodeScorer,
+    NodeScorerPlugin,
     ScoreExtensions,
-    ScorePlugin,
     Status,
 )
 from schedviz.scheduler.framework.plugins.names import IMAGE_LOCALITY
@@ -44,9 +45,19 @@ def scaled_image_score(image_state: ImageStateSummary, total_num_nodes: int) -> 
 
 
 def sum_image_scores(node_info: NodeInfo, pod: Pod, total_num_nodes: int) -> int:
+    return _sum_image_scores(node_info, _pod_images(pod), total_num_nodes)
+
+
+def _pod_images(pod: Pod) -> list[str]:
+    """The normalized image of each container, init containers included."""
+    return [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
+
+
+def _sum_image_scores(node_info: NodeInfo, images: list[str], total_num_nodes: int) -> int:
     total = 0
-    for container in (*pod.init_containers, *pod.containers):
-        state = node_info.image_states.get(normalized_image_name(container.image))
+    image_states = node_info.image_states
+    for image in images:
+        state = image_states.get(image)
         if state is not None:
             total += scaled_image_score(state, total_num_nodes)
     return total
@@ -59,7 +70,7 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-class ImageLocality(ScorePlugin):
+class ImageLocality(NodeScorerPlugin):
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
 
@@ -67,10 +78,22 @@ class ImageLocality(ScorePlugin):
         return NAME
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return self.node_scorer(state, pod)(node_info), None
+
+    def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer:
         total_num_nodes = len(self._handle.snapshot_shared_lister().list())
-        image_scores = sum_image_scores(node_info, pod, total_num_nodes)
-        num_containers = len(pod.init_containers) + len(pod.containers)
-        return calculate_priority(image_scores, num_containers), None
+        images = _pod_images(pod)
+        num_containers = len(images)
+        # A node holding none of the images (most nodes, usually) scores the same as any other.
+        score_without_images = calculate_priority(0, num_containers)
+
+        def score_node(node_info: NodeInfo) -> int:
+            if not node_info.image_states:
+                return score_without_images
+            image_scores = _sum_image_scores(node_info, images, total_num_nodes)
+            return calculate_priority(image_scores, num_containers)
+
+        return score_node
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -21,9 +21,10 @@ from schedviz.scheduler.framework.interface import (
     FilterPlugin,
     Handle,
     NodeScore,
+    NodeScorer,
+    NodeScorerPlugin,
     PreScorePlugin,
     ScoreExtensions,
-    ScorePlugin,
     Status,
     as_status,
     new_status,
@@ -84,7 +85,7 @@ def _count_intolerable_taints_prefer_no_schedule(
 
 
 class TaintToleration(
-    FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions
+    FilterPlugin, PreScorePlugin, NodeScorerPlugin, ScoreExtensions, EnqueueExtensions
 ):
     def name(self) -> str:
         return NAME
@@ -141,19 +142,28 @@ class TaintToleration(
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        assert node_info.node is not None
+        score_node = self.node_scorer(state, pod)
+        if isinstance(score_node, Status):
+            return 0, score_node
+        return score_node(node_info), None
+
+    def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status:
         try:
             prescored = state.read_as(PRE_SCORE_STATE_KEY, _PreScoreState)
         except StateNotFoundError:
-            return 0, as_status(
-                f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found'
-            )
+            return as_status(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         except TypeError as error:
-            return 0, as_status(error)
-        count = _count_intolerable_taints_prefer_no_schedule(
-            node_info.node.taints, prescored.tolerations_prefer_no_schedule
-        )
-        return count, None
+            return as_status(error)
+        tolerations = prescored.tolerations_prefer_no_schedule
+
+        def score_node(node_info: NodeInfo) -> int:
+            assert node_info.node is not None
+            taints = node_info.node.taints
+            if not taints:
+                return 0
+            return _count_intolerable_taints_prefer_no_schedule(taints, tolerations)
+
+        return score_node
 
     def score_extensions(self) -> ScoreExtensions | None:
         return self

@@ -15,7 +15,7 @@ against its clock instead of by timers.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +101,11 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 WILDCARD_EVENT = ClusterEvent(EventResource.WildCard, ActionType.All)
 
+# A skip set and the (name, filter) of each filter plugin it leaves to run.
+_ActiveFilters = tuple[
+    set[str], list[tuple[str, Callable[[CycleState, Pod, NodeInfo], Status | None]]]
+]
+
 
 class FrameworkError(ValueError):
     """The profile cannot be built (unknown plugin, wrong extension point, ...)."""
@@ -152,10 +157,8 @@ class Framework:
         self.waiting_pods: dict[str, WaitingPod] = {}
         # The trace of the cycle being run, set by the scheduler; None runs untraced.
         self.trace: CycleTrace | None = None
-        self._filters_for_skip: (
-            tuple[set[str], list[tuple[str, Callable[[CycleState, Pod, NodeInfo], Status | None]]]]
-            | None
-        ) = None
+        # The filter plugins for the skip set of the cycle being run.
+        self._filters_for_skip: _ActiveFilters | None = None
         self._build(profile, registry)
 
     # ------------------------------------------------------------------ construction
@@ -455,7 +458,10 @@ class Framework:
     # ------------------------------------------------------------------ Filter
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        for name, filter_node in self._active_filters(state):
+        active = self._filters_for_skip
+        if active is None or active[0] is not state.skip_filter_plugins:
+            active = self._active_filters(state)
+        for name, filter_node in active[1]:
             status: Status | None
             try:
                 status = filter_node(state, pod, node_info)
@@ -467,19 +473,14 @@ class Framework:
                 return status.with_plugin(name)
         return None
 
-    def _active_filters(
-        self, state: CycleState
-    ) -> list[tuple[str, Callable[[CycleState, Pod, NodeInfo], Status | None]]]:
+    def _active_filters(self, state: CycleState) -> _ActiveFilters:
         """The filter plugins the cycle runs (PreFilter's Skips left out), worked out once per
         cycle rather than once per node: the skip set is replaced, never changed, between
         cycles."""
         skip = state.skip_filter_plugins
-        cached = self._filters_for_skip
-        if cached is not None and cached[0] is skip:
-            return cached[1]
         active = [(p.name(), p.filter) for p in self.points["filter"] if p.name() not in skip]
         self._filters_for_skip = (skip, active)
-        return active
+        return self._filters_for_skip
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
@@ -580,29 +581,23 @@ class Framework:
 
         Upstream's parallelizer takes node after node, each plugin in turn. Scores do not depend
         on the order, so each plugin here scores all nodes in one tight loop (and is timed once);
-        when plugins fail, the error reported is the one node-major order meets first.
+        when plugins fail, the error reported is the one node-major order meets first. Scores
+        are kept as plain columns of integers, one per plugin, and become upstream's
+        NodeScore list only for a plugin that normalizes them.
         """
         plugins = [p for p in self.points["score"] if p.name() not in state.skip_score_plugins]
+        node_names = [node_info.name for node_info in nodes]
         elapsed: dict[str, float] = {}
-        plugin_scores: dict[str, list[NodeScore]] = {}
+        plugin_scores: dict[str, list[int]] = {}
         # (node index, plugin index, plugin name, status) of each plugin's first failure.
         failures: list[tuple[int, int, str, Status]] = []
         for plugin_index, plugin in enumerate(plugins):
             name = plugin.name()
-            score_node = plugin.score
-            scores: list[NodeScore] = []
-            append = scores.append
             begin = time.perf_counter()
-            for node_index, node_info in enumerate(nodes):
-                try:
-                    value, status = score_node(state, pod, node_info)
-                except Exception as error:
-                    value, status = 0, as_status(error)
-                if status is not None and status.code != Code.Success:
-                    failures.append((node_index, plugin_index, name, status))
-                    break
-                append(NodeScore(node_info.name, value))
+            scores, status = _score_nodes(plugin, state, pod, nodes)
             elapsed[name] = time.perf_counter() - begin
+            if status is not None:
+                failures.append((len(scores), plugin_index, name, status))
             plugin_scores[name] = scores
         if failures:
             _, _, name, status = min(failures, key=lambda failure: failure[:2])
@@ -611,18 +606,19 @@ class Framework:
                 f'running Score plugins: plugin "{name}" failed with: {status.as_error()}'
             )
         trace = self.trace
-        raw = (
-            {name: [s.score for s in scores] for name, scores in plugin_scores.items()}
-            if trace is not None
-            else {}
-        )
+        # Normalizing puts a new list in plugin_scores, so these lists stay the raw scores.
+        raw = dict(plugin_scores)
         for plugin in plugins:
             name = plugin.name()
             extensions = plugin.score_extensions()
             if extensions is None:
                 continue
             begin = time.perf_counter()
-            status = extensions.normalize_score(state, pod, plugin_scores[name])
+            node_scores = [
+                NodeScore(n, s) for n, s in zip(node_names, plugin_scores[name], strict=True)
+            ]
+            status = extensions.normalize_score(state, pod, node_scores)
+            plugin_scores[name] = [node_score.score for node_score in node_scores]
             elapsed[name] += time.perf_counter() - begin
             if status is not None and not status.is_success():
                 self._record("Score", name, status, time.perf_counter() - elapsed[name])
@@ -636,28 +632,32 @@ class Framework:
         ]
         for name, _, scores in columns:
             for score in scores:
-                if score.score > MAX_NODE_SCORE or score.score < MIN_NODE_SCORE:
+                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
                     message = (
                         f'applying score defaultWeights on Score plugins: plugin "{name}" returns '
-                        f"an invalid score {score.score}, it should in the range of "
+                        f"an invalid score {score}, it should in the range of "
                         f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
                     self._record(
                         "Score", name, as_status(message), time.perf_counter() - elapsed[name]
                     )
                     return [], as_status(message)
-        all_scores = []
-        for index, node_info in enumerate(nodes):
-            weighted = [(name, weight * scores[index].score) for name, weight, scores in columns]
-            all_scores.append(
-                NodePluginScores(node_info.name, weighted, sum(value for _, value in weighted))
-            )
+        names = [name for name, _, _ in columns]
+        weighted = [[weight * score for score in scores] for _, weight, scores in columns]
+        # One row per node: its weighted score from each plugin, in plugin order.
+        rows: Iterable[tuple[int, ...]] = (
+            zip(*weighted, strict=True) if weighted else [()] * len(nodes)
+        )
+        all_scores = [
+            NodePluginScores(node_name, list(zip(names, row, strict=True)), sum(row))
+            for node_name, row in zip(node_names, rows, strict=True)
+        ]
         for name, weight, scores in columns:
             self._record("Score", name, None, time.perf_counter() - elapsed[name], calls=len(nodes))
             if trace is not None:
                 trace.score_plugins.append((name, weight))
                 trace.raw_scores.append(raw[name])
-                trace.normalized_scores.append([s.score for s in scores])
+                trace.normalized_scores.append(scores)
         return all_scores, None
 
     # ------------------------------------------------------------------ Reserve / Permit
@@ -782,6 +782,42 @@ class Framework:
             started = time.perf_counter()
             plugin.post_bind(state, pod, node_name)
             self._record("PostBind", plugin.name(), None, started)
+
+
+def _score_nodes(
+    plugin: fw.ScorePlugin, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+) -> tuple[list[int], Status | None]:
+    """One plugin's score of each node, in order, up to its first failure (then with it)."""
+    scores: list[int] = []
+    append = scores.append
+    # fw.NodeScorerPlugin, tested by attribute: isinstance() on a protocol is slow.
+    node_scorer: Callable[[CycleState, Pod], fw.NodeScorer | Status] | None = getattr(
+        plugin, "node_scorer", None
+    )
+    if node_scorer is not None:
+        try:
+            score_node = node_scorer(state, pod)
+        except Exception as error:
+            score_node = as_status(error)
+        if isinstance(score_node, Status):
+            # Score would fail on the first node already.
+            return scores, score_node if nodes else None
+        try:
+            for node_info in nodes:
+                append(score_node(node_info))
+        except Exception as error:
+            return scores, as_status(error)
+        return scores, None
+    score = plugin.score
+    for node_info in nodes:
+        try:
+            value, status = score(state, pod, node_info)
+        except Exception as error:
+            return scores, as_status(error)
+        if status is not None and status.code != Code.Success:
+            return scores, status
+        append(value)
+    return scores, None
 
 
 def _plugin_set(profile: KubeSchedulerProfile, point: str) -> PluginSet:

@@ -23,9 +23,10 @@ from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     Code,
     Handle,
+    NodeScorer,
+    NodeScorerPlugin,
     PreScorePlugin,
     ScoreExtensions,
-    ScorePlugin,
     Status,
 )
 from schedviz.scheduler.framework.plugins import names
@@ -40,7 +41,7 @@ NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 
-class BalancedAllocation(PreScorePlugin, ScorePlugin):
+class BalancedAllocation(PreScorePlugin, NodeScorerPlugin):
     def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> None:
         self._scorer = ResourceAllocationScorer(
             NAME, balanced_resource_scorer, args.resources, use_requested=True
@@ -59,6 +60,12 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        score_node = self.node_scorer(state, pod)
+        if isinstance(score_node, Status):
+            return 0, score_node
+        return score_node(node_info), None
+
+    def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status:
         try:
             pod_requests: Sequence[int] = state.read_as(
                 PRE_SCORE_STATE_KEY, PodRequestsState
@@ -66,11 +73,15 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         except (KeyError, TypeError):
             pod_requests = self._scorer.calculate_pod_resource_request_list(pod)
             if is_best_effort_pod(pod_requests):
-                return 0, None
-        return self._scorer.score(node_info, pod_requests)
+                return _score_zero
+        return self._scorer.node_scorer(pod_requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
+
+
+def _score_zero(node_info: NodeInfo) -> int:
+    return 0
 
 
 def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:

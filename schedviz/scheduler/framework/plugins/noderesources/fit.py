@@ -47,12 +47,13 @@ from schedviz.scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    NodeScorer,
+    NodeScorerPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
-    ScorePlugin,
     Status,
     as_status,
     new_status,
@@ -130,7 +131,7 @@ _STRATEGY_SCORERS: dict[str, Callable[[ScoringStrategy], Scorer]] = {
 }
 
 
-class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, EnqueueExtensions):
     def __init__(
         self,
         args: NodeResourcesFitArgs,
@@ -194,13 +195,19 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        score_node = self.node_scorer(state, pod)
+        if isinstance(score_node, Status):
+            return 0, score_node
+        return score_node(node_info), None
+
+    def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status:
         try:
             requests: Sequence[int] = state.read_as(
                 PRE_SCORE_STATE_KEY, PodRequestsState
             ).pod_requests
         except (KeyError, TypeError):
             requests = self._scorer.calculate_pod_resource_request_list(pod)
-        return self._scorer.score(node_info, requests)
+        return self._scorer.node_scorer(requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
@@ -341,33 +348,39 @@ def fits_request(
     if _is_empty(pod_request):
         return insufficient
 
-    for resource, reason, request, capacity, used in (
-        (
-            RESOURCE_CPU,
-            REASON_INSUFFICIENT_CPU,
-            pod_request.milli_cpu,
-            allocatable.milli_cpu,
-            requested.milli_cpu,
-        ),
-        (
-            RESOURCE_MEMORY,
-            REASON_INSUFFICIENT_MEMORY,
-            pod_request.memory,
-            allocatable.memory,
-            requested.memory,
-        ),
-        (
-            RESOURCE_EPHEMERAL_STORAGE,
-            REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
-            pod_request.ephemeral_storage,
-            allocatable.ephemeral_storage,
-            requested.ephemeral_storage,
-        ),
-    ):
-        if request > 0 and request > capacity - used:
-            insufficient.append(
-                InsufficientResource(resource, reason, request, used, capacity, request > capacity)
+    # Three tests written out, as upstream writes them: this runs for every node of every cycle.
+    request, capacity, used = pod_request.milli_cpu, allocatable.milli_cpu, requested.milli_cpu
+    if request > 0 and request > capacity - used:
+        insufficient.append(
+            InsufficientResource(
+                RESOURCE_CPU, REASON_INSUFFICIENT_CPU, request, used, capacity, request > capacity
             )
+        )
+    request, capacity, used = pod_request.memory, allocatable.memory, requested.memory
+    if request > 0 and request > capacity - used:
+        insufficient.append(
+            InsufficientResource(
+                RESOURCE_MEMORY,
+                REASON_INSUFFICIENT_MEMORY,
+                request,
+                used,
+                capacity,
+                request > capacity,
+            )
+        )
+    request = pod_request.ephemeral_storage
+    capacity, used = allocatable.ephemeral_storage, requested.ephemeral_storage
+    if request > 0 and request > capacity - used:
+        insufficient.append(
+            InsufficientResource(
+                RESOURCE_EPHEMERAL_STORAGE,
+                REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+                request,
+                used,
+                capacity,
+                request > capacity,
+            )
+        )
 
     for resource, request in pod_request.scalar_resources.items():
         if request == 0:

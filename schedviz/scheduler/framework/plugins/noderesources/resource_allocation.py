@@ -19,7 +19,7 @@ from schedviz.kube.objects import (
 )
 from schedviz.kube.resources import NON_ZERO_DEFAULTS, Amounts, pod_requests, to_int
 from schedviz.scheduler.apis.config.types_pluginargs import ResourceSpec
-from schedviz.scheduler.framework.interface import Code, Status, new_status
+from schedviz.scheduler.framework.interface import Code, NodeScorer, Status, new_status
 from schedviz.scheduler.framework.types import NodeInfo, is_scalar_resource_name
 
 # (requested, allocatable), one entry per configured resource -> score.
@@ -54,20 +54,39 @@ class ResourceAllocationScorer:
         self.use_requested = use_requested
 
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:
+        score_node = self.node_scorer(pod_requests)
+        if isinstance(score_node, Status):
+            return 0, score_node
+        return score_node(node_info), None
+
+    def node_scorer(self, pod_requests: Sequence[int]) -> NodeScorer | Status:
+        """``score`` for one pod's requests, as a function of the node: what depends on the pod
+        alone (which resources take part) is worked out once."""
         if not self.resources:
-            return 0, new_status(Code.Error, RESOURCES_NOT_FOUND)
-        requested = [0] * len(self.resources)
-        allocatable = [0] * len(self.resources)
-        for i, spec in enumerate(self.resources):
-            alloc, req = self.calculate_resource_allocatable_request(
-                node_info, spec.name, pod_requests[i]
-            )
-            # A resource the node does not offer takes no part in the score.
-            if alloc == 0:
-                continue
-            allocatable[i] = alloc
-            requested[i] = req
-        return self.scorer(requested, allocatable), None
+            return new_status(Code.Error, RESOURCES_NOT_FOUND)
+        count = len(self.resources)
+        # An extended resource the pod does not request never takes part.
+        wanted = [
+            (i, spec.name, pod_requests[i])
+            for i, spec in enumerate(self.resources)
+            if pod_requests[i] != 0 or not is_scalar_resource_name(spec.name)
+        ]
+        calculate = self.calculate_resource_allocatable_request
+        scorer = self.scorer
+
+        def score_node(node_info: NodeInfo) -> int:
+            requested = [0] * count
+            allocatable = [0] * count
+            for i, resource, pod_request in wanted:
+                alloc, req = calculate(node_info, resource, pod_request)
+                # A resource the node does not offer takes no part in the score.
+                if alloc == 0:
+                    continue
+                allocatable[i] = alloc
+                requested[i] = req
+            return scorer(requested, allocatable)
+
+        return score_node
 
     def calculate_resource_allocatable_request(
         self, node_info: NodeInfo, resource: str, pod_request: int
