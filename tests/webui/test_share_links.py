@@ -105,6 +105,25 @@ def test_a_wrong_password_does_not_sign_in() -> None:
     assert "_auth_user_id" not in client.session
 
 
+@pytest.mark.django_db
+def test_password_guesses_are_rate_limited(settings: Any) -> None:
+    settings.SCHEDVIZ_WRITE_RATE_PER_MINUTE = 2
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "test-share-links-login",
+        }
+    }
+    User.objects.create_user("bob", password="a long secret 123")
+    client = Client()
+    answers = [
+        client.post(reverse("login"), {"username": "bob", "password": f"guess {i}"}).status_code
+        for i in range(3)
+    ]
+    assert answers == [200, 200, 429]
+    assert client.get(reverse("login")).status_code == 200
+
+
 # ---------------------------------------------------------------------------------------------
 # Share links
 
