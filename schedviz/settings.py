@@ -58,6 +58,11 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "schedviz.urls"
+
+# Sign in and out (Django's auth views); accounts are made by an administrator, not by sign-up.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "webui:index"
+LOGOUT_REDIRECT_URL = "webui:index"
 ASGI_APPLICATION = "schedviz.asgi.application"
 WSGI_APPLICATION = "schedviz.wsgi.application"
 

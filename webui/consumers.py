@@ -20,7 +20,8 @@ runner has it again the status says the scheduler is back. Both go out as ``clus
 (to API clients too).
 
 API clients connect with ``?format=json`` and get each message as a JSON text frame instead.
-Who may watch is decided by the same owner check as the pages.
+Who may watch is decided by the same check as the pages' reads (webui/access.py): the owner, an
+ownerless cluster, or a read-only share link the session opened.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
+from schedviz.cluster import selectors
 from schedviz.cluster.models import Cluster
-from webui import debugger_panel, prediction_panel, presenters
+from schedviz.cluster.services import ObjectNotFound
+from webui import access, debugger_panel, prediction_panel, presenters
 
 DASHBOARD = "webui/dashboard/page.html"
 # The node cards and pending pods are re-read at most this often (seconds) per browser, and
@@ -54,13 +57,16 @@ def group_name(cluster_id: int) -> str:
 
 
 @database_sync_to_async
-def _may_watch(user: Any, cluster_id: int) -> bool:
-    cluster = Cluster.objects.filter(pk=cluster_id).only("owner_id").first()
-    if cluster is None:
+def _may_watch(user: Any, session: Any, cluster_id: int) -> bool:
+    """Watching is reading: the owner, an ownerless cluster, or a share link the session opened
+    and that is not revoked (webui/access.py)."""
+    try:
+        selectors.cluster_get(
+            cluster_id=cluster_id, user=user, share_link_ids=access.shared_link_ids(session)
+        )
+    except ObjectNotFound:
         return False
-    if cluster.owner_id is None:
-        return True
-    return bool(user is not None and user.is_authenticated and user.pk == cluster.owner_id)
+    return True
 
 
 @database_sync_to_async
@@ -126,7 +132,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
-        if not await _may_watch(self.scope.get("user"), self.cluster_id):
+        if not await _may_watch(self.scope.get("user"), self.scope.get("session"), self.cluster_id):
             await self.close(code=4403)
             return
         query = parse_qs(self.scope.get("query_string", b"").decode())

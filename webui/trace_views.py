@@ -47,6 +47,7 @@ from schedviz.scheduler.backend.queue.scheduling_queue import (
 )
 from schedviz.scheduler.framework.runtime.framework import EXTENSION_POINTS, FrameworkError
 from schedviz.scheduler.simulator import new_simulation
+from webui import access
 from webui.forms import too_large
 from webui.limits import limit_page_writes
 
@@ -61,10 +62,8 @@ STAGE_EXTENDER = "Extender"
 
 
 def _cluster(request: HttpRequest, cluster_id: int) -> Cluster:
-    try:
-        return selectors.cluster_get(cluster_id=cluster_id, user=request.user)
-    except ObjectNotFound as error:
-        raise Http404(error.errors[0]) from None
+    """The page's cluster: read with a share link too, written by its owner alone."""
+    return access.cluster_for(request, cluster_id)
 
 
 def _htmx_target(request: HttpRequest) -> str | None:

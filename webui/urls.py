@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("webui.trace_urls")),
     path("", include("webui.compare_urls")),
     path("", include("webui.lesson_urls")),
+    path("", include("webui.share_urls")),
 ]

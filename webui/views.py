@@ -25,7 +25,7 @@ from schedviz.cluster.models import Cluster
 from schedviz.cluster.services import ObjectNotFound, ObjectRef, ServiceError
 from schedviz.demo import DEMO_CLUSTER
 from schedviz.kube.errors import go_quote
-from webui import presenters
+from webui import access, presenters
 from webui.debugger_panel import DEBUGGER_TEMPLATE, debugger_context
 from webui.forms import (
     CLUSTER_ROUTES,
@@ -54,10 +54,8 @@ def _owner(request: HttpRequest) -> User | None:
 
 
 def _cluster(request: HttpRequest, cluster_id: int) -> Cluster:
-    try:
-        return selectors.cluster_get(cluster_id=cluster_id, user=request.user)
-    except ObjectNotFound:
-        raise Http404("no such cluster") from None
+    """The page's cluster: read with a share link too, written by its owner alone."""
+    return access.cluster_for(request, cluster_id)
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -153,7 +151,16 @@ def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
         return render(request, f"{DASHBOARD}#{target}", context)
     context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
     context.update(debugger_context(cluster=cluster))
+    context.update(_share_context(request, cluster))
     return render(request, DASHBOARD, context)
+
+
+def _share_context(request: HttpRequest, cluster: Cluster) -> dict[str, Any]:
+    """The share panel, for the cluster's owner only (a share viewer sees the cluster too)."""
+    owner = _owner(request)
+    is_owner = owner is not None and owner.pk == cluster.owner_id
+    links = list(selectors.share_link_list(cluster=cluster)) if is_owner else []
+    return {"is_owner": is_owner, "share_links": links}
 
 
 def _forms(cluster: Cluster, **forms_: forms.Form) -> dict[str, Any]:

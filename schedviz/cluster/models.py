@@ -334,6 +334,20 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
 
+class ShareLink(models.Model):
+    """A read-only link to a cluster's pages (``/share/<key>/``); the key is stored hashed.
+
+    Opening it grants the visitor's session reads of the cluster until the link is revoked."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="share_links")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="share_links"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+
 class DebugSession(models.Model):
     """The step debugger of a paused cluster: one cycle, held before an extension point.
 

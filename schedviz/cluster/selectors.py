@@ -6,6 +6,7 @@ and a cluster without an owner by everyone (for now).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from schedviz.cluster.models import (
     Node,
     Pod,
     Profile,
+    ShareLink,
 )
 from schedviz.cluster.services import ObjectNotFound, api_token_hash, scheduler_config_document
 from schedviz.kube.decode import decode_object
@@ -49,9 +51,22 @@ def cluster_list(*, user: User | AnonymousUser | None) -> QuerySet[Cluster]:
     return Cluster.objects.filter(_visible(user)).order_by("name", "id")
 
 
-def cluster_get(*, cluster_id: int, user: User | AnonymousUser | None) -> Cluster:
-    """The cluster, if the user may see it; ObjectNotFound otherwise (someone else's or none)."""
-    found = Cluster.objects.filter(_visible(user), id=cluster_id).first()
+def cluster_get(
+    *, cluster_id: int, user: User | AnonymousUser | None, share_link_ids: Collection[int] = ()
+) -> Cluster:
+    """The cluster, if the user may see it; ObjectNotFound otherwise (someone else's or none).
+
+    ``share_link_ids``: the read-only links the visitor opened; one of them that is the
+    cluster's and not revoked lets the visitor see it too. Only reads may pass them: every
+    write takes the owner alone."""
+    visible = _visible(user)
+    if share_link_ids:
+        visible |= Q(
+            id__in=ShareLink.objects.filter(
+                id__in=list(share_link_ids), revoked_at__isnull=True
+            ).values("cluster_id")
+        )
+    found = Cluster.objects.filter(visible, id=cluster_id).first()
     if found is None:
         raise ObjectNotFound([f"clusters {go_quote(str(cluster_id))} not found"])
     return found
@@ -63,6 +78,26 @@ def api_token_user(*, key: str) -> User | None:
     if token is None or not token.user.is_active:
         return None
     return token.user
+
+
+def share_link_active(*, key: str) -> ShareLink | None:
+    """The link a share key opens, if it is not revoked."""
+    return (
+        ShareLink.objects.select_related("cluster")
+        .filter(key_hash=api_token_hash(key), revoked_at__isnull=True)
+        .first()
+    )
+
+
+def share_link_cluster(*, key: str) -> Cluster | None:
+    """The cluster a share key opens for reading, if the link is not revoked."""
+    link = share_link_active(key=key)
+    return link.cluster if link is not None else None
+
+
+def share_link_list(*, cluster: Cluster) -> QuerySet[ShareLink]:
+    """The cluster's links that still grant reads, newest first."""
+    return ShareLink.objects.filter(cluster=cluster, revoked_at__isnull=True).order_by("-id")
 
 
 def scheduler_configuration(*, cluster: Cluster) -> KubeSchedulerConfiguration:

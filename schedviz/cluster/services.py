@@ -32,6 +32,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from schedviz.cluster.models import (
     KIND_MODELS,
@@ -47,6 +48,7 @@ from schedviz.cluster.models import (
     PendingPods,
     Prediction,
     Profile,
+    ShareLink,
 )
 from schedviz.cluster.models import Node as NodeRow
 from schedviz.cluster.models import Pod as PodRow
@@ -1293,6 +1295,33 @@ def api_token_create(*, username: str) -> NewApiToken:
     return NewApiToken(key=key, user=user, user_created=created)
 
 
+# ---------------------------------------------------------------------------------------------
+# Read-only share links
+
+
+def _require_owner(cluster: Cluster, user: Any) -> None:
+    if cluster.owner_id is None:
+        raise ServiceError(["this cluster has no owner: everyone can see it already"])
+    if user is None or not user.is_authenticated or user.pk != cluster.owner_id:
+        raise ServiceError(["only the cluster's owner may share it"])
+
+
+def share_link_create(*, cluster: Cluster, user: Any) -> tuple[ShareLink, str]:
+    """A new read-only link to the cluster, and its key (shown once; only its hash is kept)."""
+    _require_owner(cluster, user)
+    key = secrets.token_urlsafe(32)
+    link = ShareLink.objects.create(cluster=cluster, key_hash=api_token_hash(key), created_by=user)
+    return link, key
+
+
+def share_link_revoke(*, link: ShareLink, user: Any) -> None:
+    """Stops the link granting reads, from the next request of anyone who opened it."""
+    _require_owner(link.cluster, user)
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+
+
 __all__ = [
     "AppliedObject",
     "ApplyResult",
@@ -1332,4 +1361,6 @@ __all__ = [
     "pod_create",
     "pod_delete",
     "pod_update_status",
+    "share_link_create",
+    "share_link_revoke",
 ]

@@ -80,6 +80,8 @@ ARGUMENTS = {
     "number": 1,
     "slug": "resource-fit",
     "run_id": 1,
+    "link_id": 1,
+    "key": "no-such-key",
 }
 
 
@@ -185,6 +187,8 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "lesson_load",
         "predict",
         "debug",
+        "share_create",
+        "share_revoke",
     }
     # Reads are never limited.
     for name in ("index", "dashboard", "pod_new", "node_new", "node", "apply", "profiles"):
