@@ -102,18 +102,23 @@ class TraceCodecError(ValueError):
 # Node orders
 
 
-_order_of: tuple[tuple[str, ...], bytes, dict[str, int]] = ((), b"", {})
+# Node orders seen last, by identity: (the order, its digest, each node's index). The runner's
+# snapshot is one tuple for many cycles, and a reader decodes against a few at most; more than
+# one is kept so that a runner and readers in one process do not push each other out.
+_ORDERS_KEPT = 4
+_orders: dict[int, tuple[tuple[str, ...], bytes, dict[str, int]]] = {}
 
 
 def _order(nodes: tuple[str, ...]) -> tuple[bytes, dict[str, int]]:
-    """The order's digest and each node's index; the snapshot's tuple is shared between
-    cycles, so the last one asked for is kept."""
-    global _order_of
-    cached = _order_of  # read once: schedulers in other threads may replace it
-    if cached[0] is not nodes:
+    """The order's digest and each node's index."""
+    cached = _orders.get(id(nodes))
+    if cached is None or cached[0] is not nodes:
         digest = hashlib.blake2b(msgpack.packb(nodes), digest_size=DIGEST_SIZE).digest()
         cached = (nodes, digest, {name: index for index, name in enumerate(nodes)})
-        _order_of = cached
+        # The oldest go first (another thread may have removed them already).
+        for stale in list(_orders)[: max(0, len(_orders) - _ORDERS_KEPT + 1)]:
+            _orders.pop(stale, None)
+        _orders[id(nodes)] = cached
     return cached[1], cached[2]
 
 
