@@ -315,10 +315,14 @@ _names = st.text(alphabet="abcxyz-0123456789", min_size=1, max_size=6)
 _texts = st.text(max_size=12)
 _ints = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 _floats = st.floats(allow_nan=False)
+
+
+def _json_containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(_texts, inner, max_size=3)
+
+
 _json: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | _ints | _floats | _texts,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_texts, inner, max_size=3),
-    max_leaves=8,
+    st.none() | st.booleans() | _ints | _floats | _texts, _json_containers, max_leaves=8
 )
 _statuses = st.builds(
     Status,
