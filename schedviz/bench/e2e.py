@@ -13,7 +13,7 @@ every step goes the way it goes when people use schedviz (docs/live-system.md):
   (worker/dispatch.py: a thread of this process holding the loop, or with ``REDIS_URL`` a Celery
   task, which a running worker must take);
 - the runner (worker/runner.py ``run_cluster``) follows the change log, binds through the
-  services (compare-and-set), writes Cycle rows (zlib JSON bodies) in batches and publishes to
+  services (compare-and-set), writes Cycle rows (trace_codec bodies) in batches and publishes to
   the cluster's channel-layer group;
 - ``CLIENTS`` websocket clients are connected to the ASGI application (schedviz/asgi.py: origin
   check, session auth, routing, webui/consumers.py), in this process, with ``?format=json`` as
@@ -27,9 +27,10 @@ placed and the phase ends at the last bind; measured pods that never get a cycle
 higher-priority churn) end the phase at ``time_limit`` (``ended`` in the JSON says which).
 Cycle latency is ``Cycle.duration_seconds`` (the runner's wall time of the attempt, pop to end
 of binding) of the cycles that started during the phase, churn cycles included as in engine
-mode; converting and compressing the trace happens at the batch write, outside it. Trace bytes
-are the stored (compressed) body per cycle; ``traceJsonBytesPerCycle`` is the JSON before zlib,
-what engine mode's ``traceBytesPerCycle`` counts. Peak RSS is this process's: server loop,
+mode; encoding the trace happens at the batch write, outside it. Trace bytes are the stored
+body per cycle plus the node orders the bodies refer to, each counted once over the cycles, as
+engine mode counts them; ``traceJsonBytesPerCycle`` is the documented JSON a stored body reads
+back as, sampled on every ``JSON_SAMPLE_EVERY``th cycle. Peak RSS is this process's: server loop,
 runner thread, clients (in distributed mode the runner's memory is the worker's, not counted).
 
 At the end the cluster is paused (the pause button's service), the runner writes what it holds
@@ -45,7 +46,6 @@ import statistics
 import threading
 import time
 import uuid
-import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -56,10 +56,10 @@ from django.conf import settings
 from django.db import connection
 
 from schedviz.bench.manifests import UnsupportedObjectError, to_list_json
-from schedviz.bench.runner import BenchResult, measured_result
+from schedviz.bench.runner import JSON_SAMPLE_EVERY, BenchResult, measured_result
 from schedviz.bench.workloads import Workload
 from schedviz.cluster import services
-from schedviz.cluster.models import Cluster, Cycle
+from schedviz.cluster.models import Cluster, Cycle, NodeOrder
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.kube.objects import KubeObject, Pod
 from schedviz.scheduler.trace import RESULT_SCHEDULED
@@ -391,21 +391,29 @@ class _E2ERun:
 
     def phase_cycles(
         self, started_wall: float, ended_wall: float
-    ) -> tuple[list[float], list[int], list[int]]:
-        """Of the cycles that started in the phase: their durations, and the sizes of their
-        bodies as stored (zlib) and as JSON."""
+    ) -> tuple[list[float], list[int], int, list[int]]:
+        """Of the cycles that started in the phase: their durations, the sizes of their bodies
+        as stored, the stored size of the node orders they refer to, and the size of the JSON
+        of every ``JSON_SAMPLE_EVERY``th one."""
         cycles = Cycle.objects.filter(
             cluster=self.cluster, wall_time__gte=started_wall, wall_time__lte=ended_wall
-        ).values_list("duration_seconds", "body")
+        ).order_by("number")
         durations: list[float] = []
         stored: list[int] = []
-        json_bytes: list[int] = []
-        for duration, body in cycles.iterator(chunk_size=200):
+        order_ids: set[int] = set()
+        rows = cycles.values_list("duration_seconds", "body", "node_order_id")
+        for duration, body, order_id in rows.iterator(chunk_size=200):
             if duration is not None:
                 durations.append(duration)
             stored.append(len(body))
-            json_bytes.append(len(zlib.decompress(bytes(body))))
-        return durations, stored, json_bytes
+            if order_id is not None:
+                order_ids.add(order_id)
+        orders = NodeOrder.objects.filter(id__in=order_ids).values_list("names", flat=True)
+        json_bytes = [
+            len(json.dumps(row.trace(), separators=(",", ":")))
+            for row in cycles[::JSON_SAMPLE_EVERY]
+        ]
+        return durations, stored, sum(len(names) for names in orders), json_bytes
 
 
 def run_e2e(
@@ -434,7 +442,9 @@ def run_e2e(
             run.place_init_pods()
             started_wall, ended_wall, seconds, scheduled, churn_pods = run.measured_phase()
             run.stop_runner()
-            durations, stored_bytes, json_bytes = run.phase_cycles(started_wall, ended_wall)
+            durations, stored_bytes, order_bytes, json_bytes = run.phase_cycles(
+                started_wall, ended_wall
+            )
             extra = {"ended": run.ended, **run.close_clients()}
         finally:
             services.cluster_delete(cluster=cluster)
@@ -447,6 +457,7 @@ def run_e2e(
         seconds=seconds,
         cycle_seconds=durations,
         trace_bytes=stored_bytes,
+        shared_trace_bytes=order_bytes,
         churn_pods=churn_pods,
         threshold=threshold,
     )

@@ -86,7 +86,7 @@ class ChangeAdmin(ReadOnlyAdmin):
 class CycleAdmin(ReadOnlyAdmin):
     list_display = ["number", "cluster", "pod_namespace", "pod_name", "result", "node"]
     list_filter = ["cluster", "result"]
-    exclude = ["body"]
+    exclude = ["body", "node_order"]
 
 
 @admin.register(models.Event)

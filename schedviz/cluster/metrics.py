@@ -21,10 +21,8 @@ the values are computed per scrape, not kept in a registry.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
-import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +31,7 @@ from datetime import timedelta
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from schedviz.cluster.models import Cluster, Cycle, Lease, PendingPods
+from schedviz.cluster.models import Cluster, Cycle, Lease, PendingPods, decode_body_points
 from schedviz.scheduler.trace import (
     RESULT_ERROR,
     RESULT_SCHEDULED,
@@ -184,9 +182,8 @@ _points_lock = threading.Lock()
 
 
 def _points(body: bytes) -> tuple[PointSample, ...]:
-    trace = json.loads(zlib.decompress(body))
     points = []
-    for point in trace.get("points") or []:
+    for point in decode_body_points(body):
         calls = max(1, int(point.get("calls") or 1))
         seconds = float(point.get("durationMs") or 0.0) / 1000 / calls
         rejected = int(point.get("rejected") or 0)

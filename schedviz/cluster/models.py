@@ -4,7 +4,9 @@ One row per Kubernetes object, keeping the manifest as submitted (after validati
 defaulting) and the fields the scheduler and the UI filter on. ``Change`` is the append-only
 change log that plays the watch stream: its id is the resourceVersion, and every write to an
 object appends one row in the same transaction. ``Cycle`` keeps one scheduling cycle's trace
-(docs/trace-format.md) with indexed summary fields and a compressed body. ``Lease`` plays leader
+(docs/trace-format.md) with indexed summary fields and a compact body (schedviz/scheduler/
+trace_codec.py) that refers to a ``NodeOrder``, the node names stored once for every cycle that
+walked them in that order. ``Lease`` plays leader
 election: exactly one runner schedules a cluster, and ``PendingPods`` keeps the size of its queue.
 No business logic lives here: writes go through ``schedviz.cluster.services``, reads through
 ``schedviz.cluster.selectors``.
@@ -14,10 +16,13 @@ from __future__ import annotations
 
 import json
 import zlib
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.db import models
+
+from schedviz.scheduler import trace_codec
 
 
 class Cluster(models.Model):
@@ -219,8 +224,28 @@ class Change(models.Model):
         ordering = ["id"]
 
 
+class NodeOrder(models.Model):
+    """The nodes of a snapshot in the order the scheduler walked them, stored once for every
+    Cycle body that refers to it (trace_codec: bodies name nodes by their index in it)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="node_orders")
+    # trace_codec.node_order_digest, in hex.
+    digest = models.CharField(max_length=32)
+    # trace_codec.encode_node_order: the names, compressed.
+    names = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "digest"], name="node_order_unique_digest")
+        ]
+
+
 class Cycle(models.Model):
-    """One scheduling cycle's trace: summary columns for lists, the whole trace compressed."""
+    """One scheduling cycle's trace: summary columns for lists, the whole trace in ``body``.
+
+    ``body`` is a trace_codec body referring to ``node_order``, or, for rows stored before it
+    and for imported traces (which are JSON already), the trace's JSON compressed with zlib.
+    """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="cycles")
     number = models.PositiveIntegerField()
@@ -236,6 +261,11 @@ class Cycle(models.Model):
     # Wall seconds the attempt took (CycleTrace.duration), for /metrics; null on older rows.
     duration_seconds = models.FloatField(null=True, blank=True)
     body = models.BinaryField()
+    # The node order a trace_codec body refers to; null for a JSON body. A body cannot be read
+    # without it, so it goes with it.
+    node_order = models.ForeignKey(
+        NodeOrder, null=True, blank=True, on_delete=models.CASCADE, related_name="cycles"
+    )
 
     class Meta:
         constraints = [
@@ -248,11 +278,48 @@ class Cycle(models.Model):
 
     @staticmethod
     def encode_body(trace: dict[str, Any]) -> bytes:
+        """A trace's JSON as a body: zlib, as every body was before trace_codec."""
         return zlib.compress(json.dumps(trace, separators=(",", ":")).encode(), 6)
 
     def trace(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(zlib.decompress(bytes(self.body)))
+        """The documented JSON of the cycle (docs/trace-format.md), whichever way it is stored."""
+        return decode_body(bytes(self.body), self.node_order_id)
+
+
+def decode_body(body: bytes, node_order_id: int | None) -> dict[str, Any]:
+    """A Cycle body's trace as the documented JSON; a trace_codec body is decoded against its
+    node order, read once for the few most recently used."""
+    if not trace_codec.is_encoded(body):
+        data: dict[str, Any] = json.loads(zlib.decompress(body))
         return data
+    digest = trace_codec.body_node_order(body)
+    if node_order_id is None:
+        raise trace_codec.TraceCodecError("a trace codec body without its node order")
+    nodes = _node_order_names(node_order_id, digest.hex())
+    return trace_codec.decode(body, nodes).to_json()
+
+
+def decode_body_points(body: bytes) -> list[dict[str, Any]]:
+    """Only the extension points of a Cycle body's trace (its ``points``), without reading the
+    node order."""
+    if not trace_codec.is_encoded(body):
+        points: list[dict[str, Any]] = json.loads(zlib.decompress(body)).get("points") or []
+        return points
+    return [record.to_json() for record in trace_codec.decode_points(body)]
+
+
+@lru_cache(maxsize=8)
+def _node_order_names(node_order_id: int, digest: str) -> tuple[str, ...]:
+    """The node order's names; a page of cycles shares one or two orders. Keyed by the digest
+    as well, which names the content, so a row id reused after a rollback cannot mislead it."""
+    names = (
+        NodeOrder.objects.filter(pk=node_order_id, digest=digest)
+        .values_list("names", flat=True)
+        .first()
+    )
+    if names is None:
+        raise trace_codec.TraceCodecError(f"node order {node_order_id} ({digest}) is missing")
+    return trace_codec.decode_node_order(bytes(names))
 
 
 class Prediction(models.Model):

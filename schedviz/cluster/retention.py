@@ -1,13 +1,15 @@
 """Trace retention: a cluster keeps its newest ``SCHEDVIZ_MAX_CYCLES_KEPT`` cycle traces.
 
 Cycle numbers are unique per cluster and grow, so the oldest cycles have the lowest numbers.
+A node order no kept cycle refers to any more goes with the last one that did.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 
-from schedviz.cluster.models import Cluster, Cycle
+from schedviz.cluster.models import Cluster, Cycle, NodeOrder
 
 
 def cycles_prune(*, cluster: Cluster, incoming: int = 0) -> int:
@@ -23,7 +25,9 @@ def cycles_prune(*, cluster: Cluster, incoming: int = 0) -> int:
         return 0
     if keep == 0:
         deleted, _ = cycles.delete()
-        return deleted
-    (oldest_kept,) = numbers[keep - 1 : keep]
-    deleted, _ = cycles.filter(number__lt=oldest_kept).delete()
+    else:
+        (oldest_kept,) = numbers[keep - 1 : keep]
+        deleted, _ = cycles.filter(number__lt=oldest_kept).delete()
+    referred = Cycle.objects.filter(node_order=OuterRef("pk"))
+    NodeOrder.objects.filter(cluster=cluster).exclude(Exists(referred)).delete()
     return deleted

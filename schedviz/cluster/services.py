@@ -45,6 +45,7 @@ from schedviz.cluster.models import (
     KubeResource,
     Lease,
     NamespacedResource,
+    NodeOrder,
     PendingPods,
     Prediction,
     Profile,
@@ -77,6 +78,7 @@ from schedviz.kube.objects import (
     PriorityClass,
 )
 from schedviz.kube.objects import Node as KubeNode
+from schedviz.scheduler import trace_codec
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
@@ -212,6 +214,7 @@ def cluster_reset(*, cluster: Cluster) -> None:
             _manager(model).filter(cluster=cluster).delete()
         Change.objects.filter(cluster=cluster).delete()
         Cycle.objects.filter(cluster=cluster).delete()
+        NodeOrder.objects.filter(cluster=cluster).delete()
         Event.objects.filter(cluster=cluster).delete()
         # Guesses about the deleted cycles' pods go with them (cycle numbers start again at 1).
         Prediction.objects.filter(cluster=cluster).delete()
@@ -1162,19 +1165,16 @@ def events_create(*, cluster: Cluster, events: Sequence[SchedulerEvent]) -> list
         return Event.objects.bulk_create(rows)
 
 
-def _cycle_duration(given: CycleTrace | dict[str, Any], trace: dict[str, Any]) -> float | None:
-    """The attempt's wall time; for a trace without it, the sum of its extension points'."""
-    if isinstance(given, CycleTrace) and given.duration > 0:
-        return given.duration
-    points = trace.get("points")
-    if not points:
-        return None
-    return sum(float(point.get("durationMs") or 0.0) for point in points) / 1000
+def _points_duration(milliseconds: Iterable[float]) -> float | None:
+    """A trace's attempt time when it has none of its own: its extension points' summed."""
+    durations = list(milliseconds)
+    return sum(durations) / 1000 if durations else None
 
 
-def _cycle_row(cluster: Cluster, given: CycleTrace | dict[str, Any]) -> Cycle:
-    trace = given.to_json() if isinstance(given, CycleTrace) else given
+def _json_cycle_row(cluster: Cluster, trace: dict[str, Any]) -> Cycle:
+    """A trace given as JSON (imported): stored as such."""
     namespace, _, name = str(trace["pod"]).rpartition("/")
+    points = trace.get("points") or []
     return Cycle(
         cluster=cluster,
         number=trace["cycle"],
@@ -1187,18 +1187,75 @@ def _cycle_row(cluster: Cluster, given: CycleTrace | dict[str, Any]) -> Cycle:
         message=trace.get("message") or "",
         scheduler_time=trace.get("time") or 0.0,
         wall_time=trace.get("wallTime") or 0.0,
-        duration_seconds=_cycle_duration(given, trace),
+        duration_seconds=_points_duration(float(p.get("durationMs") or 0.0) for p in points),
         body=Cycle.encode_body(trace),
     )
+
+
+def _cycle_row(cluster: Cluster, trace: CycleTrace) -> Cycle:
+    """A trace from the scheduler: its summary columns as ``to_json`` gives them, its body
+    encoded by trace_codec (the node order is attached by ``cycles_create``)."""
+    namespace, _, name = trace.pod.rpartition("/")
+    return Cycle(
+        cluster=cluster,
+        number=trace.cycle,
+        pod_namespace=namespace,
+        pod_name=name,
+        profile=trace.profile,
+        attempt=trace.attempt,
+        result=trace.result,
+        node=trace.selected_node,
+        message=trace.message,
+        scheduler_time=round(trace.time, 6),
+        wall_time=round(trace.wall_time, 6),
+        duration_seconds=trace.duration
+        if trace.duration > 0
+        else _points_duration(record.to_json()["durationMs"] for record in trace.points),
+        body=trace_codec.encode(trace),
+    )
+
+
+def _node_order_ids(cluster: Cluster, orders: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """The ids of node orders, by digest; those not stored yet are stored (in the caller's
+    transaction, with the first cycles that refer to them)."""
+    if not orders:
+        return {}
+    stored = dict(
+        NodeOrder.objects.filter(cluster=cluster, digest__in=orders).values_list("digest", "id")
+    )
+    missing = [
+        NodeOrder(cluster=cluster, digest=digest, names=trace_codec.encode_node_order(nodes))
+        for digest, nodes in orders.items()
+        if digest not in stored
+    ]
+    for order in NodeOrder.objects.bulk_create(missing):
+        stored[order.digest] = order.pk
+    return stored
 
 
 def cycles_create(
     *, cluster: Cluster, traces: Sequence[CycleTrace | dict[str, Any]]
 ) -> list[Cycle]:
-    """Stores cycle traces (``CycleTrace`` or its ``to_json()``), in one insert."""
-    rows = [_cycle_row(cluster, t) for t in traces]
+    """Stores cycle traces, in one insert: a ``CycleTrace`` in trace_codec's encoding, with the
+    node order it refers to stored once; its ``to_json()`` (an imported trace) as JSON."""
+    rows: list[Cycle] = []
+    orders: dict[str, tuple[str, ...]] = {}
+    row_orders: list[tuple[Cycle, str]] = []
+    for given in traces:
+        if isinstance(given, CycleTrace):
+            row = _cycle_row(cluster, given)
+            digest = trace_codec.node_order_digest(given.all_nodes).hex()
+            orders.setdefault(digest, given.all_nodes)
+            row_orders.append((row, digest))
+        else:
+            row = _json_cycle_row(cluster, given)
+        rows.append(row)
     with transaction.atomic():
+        # Pruned first: it deletes the node orders the cycles it deletes leave unreferenced.
         cycles_prune(cluster=cluster, incoming=len(rows))
+        order_ids = _node_order_ids(cluster, orders)
+        for row, digest in row_orders:
+            row.node_order_id = order_ids[digest]
         return Cycle.objects.bulk_create(rows)
 
 

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from schedviz.bench.runner import percentile, run_engine
+from schedviz.bench.runner import measured_result, percentile, run_engine
 from schedviz.bench.workloads import WORKLOADS, Workload
 from schedviz.kube.objects import LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Node, Pod
 
@@ -27,6 +27,7 @@ BENCH_JSON_KEYS = {
     "p99CycleMs",
     "peakRssMb",
     "traceBytesPerCycle",
+    "traceJsonBytesPerCycle",
     "threshold",
     "meetsThreshold",
 }
@@ -187,13 +188,29 @@ def test_the_same_seed_builds_the_same_workload() -> None:
 def test_engine_run_schedules_every_measured_pod_and_counts_traces() -> None:
     result = run_engine(_build("SchedulingBasic", 5, 5, 10))
     assert (result.scheduled, result.unschedulable, result.cycles) == (10, 0, 10)
-    assert result.trace_bytes_per_cycle > 0
+    # Encoded as stored, far smaller than the documented JSON each trace reads back as.
+    assert result.extra["traceJsonBytesPerCycle"] > 2 * result.trace_bytes_per_cycle > 0
     assert result.p99_cycle_ms >= result.p50_cycle_ms > 0
 
 
 def test_anti_affinity_leaves_measured_pods_pending_when_hosts_run_out() -> None:
     result = run_engine(_build("SchedulingPodAntiAffinity", 5, 2, 4))
     assert (result.scheduled, result.unschedulable) == (3, 1)
+
+
+def test_trace_bytes_per_cycle_count_what_the_cycles_share_once() -> None:
+    result = measured_result(
+        _build("SchedulingBasic"),
+        mode="engine",
+        scheduled=2,
+        seconds=1.0,
+        cycle_seconds=[0.1, 0.1],
+        trace_bytes=[100, 200],
+        shared_trace_bytes=1000,
+        churn_pods=0,
+        threshold=None,
+    )
+    assert result.trace_bytes_per_cycle == 650
 
 
 def test_percentile_is_nearest_rank() -> None:
