@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from schedviz.kube.objects import Pod, PodCondition
 from schedviz.scheduler import debugger as points
@@ -399,7 +401,7 @@ class ScheduleOne:
                 if fits:
                     return fits, diagnosis
 
-        nodes: list[NodeInfo] = list(all_nodes)
+        nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
             wanted = pre_result.node_names
             nodes = [n for n in all_nodes if n.name in wanted]
@@ -489,7 +491,7 @@ class ScheduleOne:
         state: CycleState,
         pod: Pod,
         diagnosis: Diagnosis,
-        nodes: list[NodeInfo],
+        nodes: Sequence[NodeInfo],
         trace: CycleTrace,
     ) -> list[NodeInfo]:
         num_all = len(nodes)
@@ -515,18 +517,9 @@ class ScheduleOne:
         results = trace.filter_results
         rejected: list[tuple[str, Status]] = []
         error: _SchedulingError | None = None
-        # Upstream asks for each node which pods are nominated to it; while no pod is nominated
-        # anywhere (filters nominate none), filtering with nominated pods is plain filtering.
-        run_filters = (
-            framework.run_filter_plugins_with_nominated_pods
-            if self.queue.nominator.nominated_pods
-            else framework.run_filter_plugins
-        )
         passed_all = (len(filter_names), None)  # a feasible node's result, shared (immutable)
         started = time.perf_counter()
-        for i in range(num_all):
-            node_info = nodes[(start + i) % num_all]
-            status = run_filters(state, pod, node_info)
+        for node_info, status in self._filter_walk(framework, state, pod, nodes, start, to_find):
             if status is None or status.code == Code.Success:
                 feasible.append(node_info)
                 results[node_info.name] = passed_all
@@ -549,12 +542,58 @@ class ScheduleOne:
             self._record_unevaluated(framework, state, pod, nodes, trace, position)
         return feasible
 
+    def _filter_walk(
+        self,
+        framework: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        to_find: int,
+    ) -> Iterator[tuple[NodeInfo, Status | None]]:
+        """Each node from ``start`` on, round the list, with the filters' verdict on it.
+
+        Upstream filters node after node (16 at a time) until it has found enough. While no pod
+        is nominated anywhere (filters nominate none) the nodes are filtered here in growing
+        batches, column-wise where plugins can (``run_filter_plugins_on_rows``), and handed out
+        one by one: the caller stops where upstream stops, and the nodes filtered past that
+        point are forgotten, so the outcome is the same.
+        """
+        num_all = len(nodes)
+        if self.queue.nominator.nominated_pods:
+            # Upstream asks for each node which pods are nominated to it.
+            for i in range(num_all):
+                node_info = nodes[(start + i) % num_all]
+                yield (
+                    node_info,
+                    framework.run_filter_plugins_with_nominated_pods(state, pod, node_info),
+                )
+            return
+        columns = self.snapshot.node_columns()
+        all_rows = columns.rows(nodes) if columns.exact else None
+        if all_rows is None:
+            for i in range(num_all):
+                node_info = nodes[(start + i) % num_all]
+                yield node_info, framework.run_filter_plugins(state, pod, node_info)
+            return
+        done = 0
+        batch = max(to_find, 1)
+        while done < num_all:
+            size = min(batch, num_all - done)
+            order = np.arange(start + done, start + done + size, dtype=np.int64) % num_all
+            batch_nodes = [nodes[i] for i in order.tolist()]
+            rows = all_rows[order]
+            statuses = framework.run_filter_plugins_on_rows(state, pod, columns, rows, batch_nodes)
+            yield from zip(batch_nodes, statuses, strict=True)
+            done += size
+            batch *= 2
+
     def _record_unevaluated(
         self,
         framework: Framework,
         state: CycleState,
         pod: Pod,
-        nodes: list[NodeInfo],
+        nodes: Sequence[NodeInfo],
         trace: CycleTrace,
         position: dict[str, int],
     ) -> None:
@@ -624,7 +663,9 @@ class ScheduleOne:
                 pod,
                 [n for n in framework.plugin_names("score") if n not in state.skip_score_plugins],
             )
-        scores, status = framework.run_score_plugins(state, pod, nodes)
+        columns = self.snapshot.node_columns()
+        rows = columns.rows(nodes) if columns.exact else None
+        scores, status = framework.run_score_plugins(state, pod, nodes, columns, rows)
         if status is not None and not status.is_success():
             raise _SchedulingError(status)
         self._add_extender_scores(pod, nodes, scores, trace)

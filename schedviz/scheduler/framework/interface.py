@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from schedviz.kube.objects import Pod
+    from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
     from schedviz.scheduler.framework.cycle_state import CycleState
     from schedviz.scheduler.framework.types import (
         ClusterEventWithHint,
@@ -238,6 +239,34 @@ class NodeScorerPlugin(ScorePlugin, Protocol):
     """
 
     def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status: ...
+
+
+class ColumnFilterPlugin(FilterPlugin, Protocol):
+    """A FilterPlugin that can tell, for many nodes at once, which of them it lets through.
+    Not in upstream (see backend/cache/columns.py).
+
+    ``filter_columns`` answers for the nodes in ``rows`` of ``columns``: True where ``filter``
+    would return success, False where ``filter`` must be asked (the node may fail, or the
+    columns do not say). None: ask ``filter`` for every node. The framework calls ``filter``
+    for each False, so the statuses and their reasons are always ``filter``'s own.
+    """
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> BoolArray | None: ...
+
+
+class ColumnScorerPlugin(ScorePlugin, Protocol):
+    """A ScorePlugin that can score many nodes at once. Not in upstream.
+
+    ``score_columns`` returns the score ``score`` gives each node in ``rows`` of ``columns``,
+    exactly, or None when it cannot (the framework then scores node by node, which also reports
+    any failure as ``score`` does).
+    """
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None: ...
 
 
 @runtime_checkable

@@ -1,0 +1,167 @@
+"""The snapshot's nodes as columns, for plugins that filter and score many nodes at once.
+
+Not in upstream. kube-scheduler runs Filter and Score once per node on 16 goroutines, where a
+call costs next to nothing; one Python thread pays for every call. A plugin may therefore also
+offer a column-wise form (``interface.ColumnFilterPlugin``, ``interface.ColumnScorerPlugin``)
+that reads these arrays, one entry per node in the snapshot's walking order, and answers for a
+whole batch of nodes in a few numpy operations. The per-node ``filter`` and ``score`` stay the
+definition: a column-wise answer must be exactly theirs (integers throughout; floats only where
+upstream computes in float64, in the same operations), and where it cannot be, the plugin says
+so and the framework calls it node by node.
+
+Columns follow the snapshot incrementally: ``Cache.update_snapshot`` names the node infos it
+refreshed, and only their rows are rewritten; they are rebuilt whole only when nodes come or go
+(the snapshot's ``node_names`` tuple is replaced then).
+
+Nodes are also grouped by what some plugins read of them: every distinct taint list gets a
+small number, so a taint check runs once per group rather than once per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from schedviz.kube.objects import Taint
+from schedviz.scheduler.framework.types import NodeInfo
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# Larger amounts are left to the per-node code: products like (capacity - requested) * 100 must
+# stay inside int64, and conversions to float64 exact, for the answers to be the same.
+EXACT_LIMIT = 2**53
+
+_INT_COLUMNS = (
+    "alloc_cpu",
+    "alloc_memory",
+    "alloc_ephemeral",
+    "alloc_pods",
+    "requested_cpu",
+    "requested_memory",
+    "requested_ephemeral",
+    "non_zero_cpu",
+    "non_zero_memory",
+    "pod_count",
+)
+
+
+class NodeColumns:
+    """One row per node of a snapshot, in its walking order (``node_info_list``)."""
+
+    __slots__ = (
+        *_INT_COLUMNS,
+        "_group_taints",
+        "_inexact",
+        "has_images",
+        "index",
+        "infos",
+        "names",
+        "taint_group",
+        "taint_groups",
+        "unschedulable",
+    )
+
+    def __init__(self, names: tuple[str, ...], infos: Sequence[NodeInfo]) -> None:
+        self.names = names
+        # The snapshot's node_info_list itself (callers compare it by identity).
+        self.infos: Sequence[NodeInfo] = infos
+        self.index: dict[str, int] = {name: i for i, name in enumerate(names)}
+        count = len(self.infos)
+        for column in _INT_COLUMNS:
+            setattr(self, column, np.zeros(count, dtype=np.int64))
+        self.unschedulable: BoolArray = np.zeros(count, dtype=np.bool_)
+        self.has_images: BoolArray = np.zeros(count, dtype=np.bool_)
+        # Each node's taint list as a group number; group 0 is "no taints".
+        self.taint_group: IntArray = np.zeros(count, dtype=np.int64)
+        self.taint_groups: dict[tuple[tuple[str, str, str], ...], int] = {(): 0}
+        self._group_taints: list[tuple[Taint, ...]] = [()]
+        # Rows holding an amount beyond EXACT_LIMIT (none, usually).
+        self._inexact: set[int] = set()
+        for row in range(count):
+            self._write(row)
+
+    # Reading
+
+    alloc_cpu: IntArray
+    alloc_memory: IntArray
+    alloc_ephemeral: IntArray
+    alloc_pods: IntArray
+    requested_cpu: IntArray
+    requested_memory: IntArray
+    requested_ephemeral: IntArray
+    non_zero_cpu: IntArray
+    non_zero_memory: IntArray
+    pod_count: IntArray
+
+    @property
+    def exact(self) -> bool:
+        """Whether every amount is small enough for column-wise answers to be exact."""
+        return not self._inexact
+
+    def taints_of_group(self) -> list[tuple[Taint, ...]]:
+        """The taint lists by group number (equal lists share a number)."""
+        return self._group_taints
+
+    def rows(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
+        """The rows of these node infos, in their order; None unless every one of them is the
+        snapshot's own."""
+        infos = self.infos
+        if nodes is infos:
+            return np.arange(len(infos), dtype=np.int64)
+        index = self.index
+        rows: list[int] = []
+        for node_info in nodes:
+            row = index.get(node_info.name)
+            if row is None or infos[row] is not node_info:
+                return None
+            rows.append(row)
+        return np.array(rows, dtype=np.int64)
+
+    # Writing
+
+    def refresh(self, names: Iterable[str]) -> None:
+        """Rewrites the rows of these nodes (their node infos were updated in place)."""
+        index = self.index
+        for name in names:
+            row = index.get(name)
+            if row is not None:
+                self._write(row)
+
+    def _write(self, row: int) -> None:
+        info = self.infos[row]
+        allocatable, requested, non_zero = (
+            info.allocatable,
+            info.requested,
+            info.non_zero_requested,
+        )
+        values = (
+            allocatable.milli_cpu,
+            allocatable.memory,
+            allocatable.ephemeral_storage,
+            allocatable.allowed_pod_number,
+            requested.milli_cpu,
+            requested.memory,
+            requested.ephemeral_storage,
+            non_zero.milli_cpu,
+            non_zero.memory,
+            len(info.pods),
+        )
+        if all(-EXACT_LIMIT < value < EXACT_LIMIT for value in values):
+            self._inexact.discard(row)
+            for column, value in zip(_INT_COLUMNS, values, strict=True):
+                getattr(self, column)[row] = value
+        else:
+            self._inexact.add(row)
+        node = info.node
+        taints = node.taints if node is not None else ()
+        key = tuple((t.key, t.effect, t.value) for t in taints)
+        group = self.taint_groups.get(key)
+        if group is None:
+            group = self.taint_groups[key] = len(self.taint_groups)
+            self._group_taints.append(taints)
+        self.taint_group[row] = group
+        self.unschedulable[row] = node is not None and node.unschedulable
+        self.has_images[row] = bool(info.image_states)
