@@ -6,7 +6,10 @@ default since v1.34): only a node being added can make the pod schedulable again
 
 from __future__ import annotations
 
+import numpy as np
+
 from schedviz.kube.objects import Node, Pod
+from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -54,6 +57,15 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         if not fits(pod, new_obj):
             return QueueingHint.QueueSkip
         return QueueingHint.Queue
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> BoolArray | None:
+        """Every node, for a pod naming none; otherwise the node it names."""
+        if not pod.node_name:
+            return np.ones(len(rows), dtype=np.bool_)
+        row = columns.index.get(pod.node_name, -1)
+        return np.equal(rows, row)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         assert node_info.node is not None
