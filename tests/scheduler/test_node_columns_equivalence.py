@@ -2,8 +2,9 @@
 
 Each cluster is scheduled twice, with the snapshot's node columns in use and with them turned
 off (every plugin then runs node by node, as upstream does), and every cycle's trace must be
-the same, durations and wall-clock times aside. The clusters mix what the column-wise plugins read: allocatable
-amounts (some nodes without memory or ephemeral storage), existing pods, taints of every effect,
+the same, durations and wall-clock times aside. The clusters mix what the column-wise plugins
+read: allocatable amounts (some nodes without memory or ephemeral storage), existing pods,
+taints of every effect,
 unschedulable nodes, images, best-effort pods, tolerations, nodeName; and the scoring
 strategies and resource lists they support or leave to the per-node code.
 """
@@ -21,10 +22,16 @@ from schedviz.kube.load import Manifests, load_manifests
 from schedviz.scheduler.backend.cache.columns import NodeColumns
 from schedviz.scheduler.simulator import new_simulation
 
+_VARYING = ("durationMs", "wallTime")
+
 
 def _without_durations(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_durations(v) for k, v in value.items() if k not in ("durationMs", "wallTime")}
+        return {
+            k: _without_durations(v)
+            for k, v in value.items()
+            if k not in ("durationMs", "wallTime")
+        }
     if isinstance(value, list):
         return [_without_durations(v) for v in value]
     return value

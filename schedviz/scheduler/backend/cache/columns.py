@@ -55,6 +55,8 @@ class NodeColumns:
         *_INT_COLUMNS,
         "_group_taints",
         "_inexact",
+        "_objects",
+        "_row_of_id",
         "has_images",
         "index",
         "infos",
@@ -69,6 +71,9 @@ class NodeColumns:
         # The snapshot's node_info_list itself (callers compare it by identity).
         self.infos: Sequence[NodeInfo] = infos
         self.index: dict[str, int] = {name: i for i, name in enumerate(names)}
+        # Rows by node info identity; the objects are kept so that no id is reused meanwhile.
+        self._objects = list(infos)
+        self._row_of_id: dict[int, int] = {id(info): i for i, info in enumerate(infos)}
         count = len(self.infos)
         for column in _INT_COLUMNS:
             setattr(self, column, np.zeros(count, dtype=np.int64))
@@ -108,17 +113,18 @@ class NodeColumns:
     def rows(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
         """The rows of these node infos, in their order; None unless every one of them is the
         snapshot's own."""
-        infos = self.infos
-        if nodes is infos:
-            return np.arange(len(infos), dtype=np.int64)
-        index = self.index
-        rows: list[int] = []
-        for node_info in nodes:
-            row = index.get(node_info.name)
-            if row is None or infos[row] is not node_info:
-                return None
-            rows.append(row)
-        return np.array(rows, dtype=np.int64)
+        if nodes is self.infos:
+            return np.arange(len(nodes), dtype=np.int64)
+        try:
+            return np.fromiter(
+                map(self._row_of_id.__getitem__, map(id, nodes)), dtype=np.int64, count=len(nodes)
+            )
+        except KeyError:
+            return None
+
+    def names_at(self, rows: IntArray) -> list[str]:
+        """The node names at these rows."""
+        return list(map(self.names.__getitem__, rows.tolist()))
 
     # Writing
 

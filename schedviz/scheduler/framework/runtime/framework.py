@@ -15,7 +15,7 @@ against its clock instead of by timers.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -646,7 +646,11 @@ class Framework:
         ``columns``, a column-wise plugin scores them all at once (not in upstream).
         """
         plugins = [p for p in self.points["score"] if p.name() not in state.skip_score_plugins]
-        node_names = [node_info.name for node_info in nodes]
+        node_names = (
+            columns.names_at(rows)
+            if columns is not None and rows is not None
+            else [node_info.name for node_info in nodes]
+        )
         elapsed: dict[str, float] = {}
         plugin_scores: dict[str, list[int]] = {}
         # (node index, plugin index, plugin name, status) of each plugin's first failure.
@@ -715,12 +719,13 @@ class Framework:
         names = [name for name, _, _ in weighted_columns]
         weighted = [[weight * score for score in scores] for _, weight, scores in weighted_columns]
         # One row per node: its weighted score from each plugin, in plugin order.
-        per_node: Iterable[tuple[int, ...]] = (
-            zip(*weighted, strict=True) if weighted else [()] * len(nodes)
+        per_node: list[tuple[int, ...]] = (
+            list(zip(*weighted, strict=True)) if weighted else [()] * len(nodes)
         )
+        of_row = NodePluginScores.of_row
         all_scores = [
-            NodePluginScores(node_name, list(zip(names, row, strict=True)), sum(row))
-            for node_name, row in zip(node_names, per_node, strict=True)
+            of_row(node_name, names, row, total)
+            for node_name, row, total in zip(node_names, per_node, map(sum, per_node), strict=True)
         ]
         for name, weight, scores in weighted_columns:
             self._record("Score", name, None, time.perf_counter() - elapsed[name], calls=len(nodes))
