@@ -4,8 +4,8 @@ Each cluster is scheduled twice, with the snapshot's node columns in use and wit
 off (every plugin then runs node by node, as upstream does), and every cycle's trace must be
 the same, durations and wall-clock times aside. The clusters mix what the column-wise plugins
 read: allocatable amounts (some nodes without memory or ephemeral storage), existing pods,
-taints of every effect,
-unschedulable nodes, images, best-effort pods, tolerations, nodeName; and the scoring
+taints of every effect, unschedulable nodes, images, best-effort pods, tolerations, nodeName, topology spread
+constraints (nodes without the key, inclusion policies, node selectors); and the scoring
 strategies and resource lists they support or leave to the per-node code.
 """
 
@@ -109,6 +109,29 @@ _TAINTS = [
 ]
 
 
+def _node_labels(rng: random.Random, index: int) -> dict[str, str]:
+    labels = {"kubernetes.io/hostname": f"node-{index:03d}"}
+    if rng.random() > 0.05:  # a few nodes lack the zone label
+        labels["zone"] = f"z{index % 4}"
+    if rng.random() < 0.5:
+        labels["disk"] = "ssd"
+    return labels
+
+
+def _spread(rng: random.Random) -> list[dict[str, Any]]:
+    constraint: dict[str, Any] = {
+        "maxSkew": rng.choice([1, 2]),
+        "topologyKey": rng.choice(["zone", "kubernetes.io/hostname"]),
+        "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    if rng.random() < 0.3:
+        constraint["nodeTaintsPolicy"] = "Honor"
+    if rng.random() < 0.2:
+        constraint["nodeAffinityPolicy"] = "Ignore"
+    return [constraint]
+
+
 def _node(rng: random.Random, index: int) -> dict[str, Any]:
     allocatable = {"cpu": rng.choice(["2", "4", "8", "3500m"]), "pods": rng.choice(["3", "110"])}
     if rng.random() > 0.1:
@@ -118,7 +141,7 @@ def _node(rng: random.Random, index: int) -> dict[str, Any]:
     node: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": f"node-{index:03d}", "labels": {"zone": f"z{index % 3}"}},
+        "metadata": {"name": f"node-{index:03d}", "labels": _node_labels(rng, index)},
         "status": {"allocatable": allocatable, "capacity": dict(allocatable)},
         "spec": {},
     }
@@ -162,10 +185,15 @@ def _pod(rng: random.Random, index: int, node_count: int) -> dict[str, Any]:
         )
     if rng.random() < 0.03:
         spec["nodeName"] = f"node-{rng.randrange(node_count):03d}"
+    labels = {"app": rng.choice(["web", "db"])}
+    if rng.random() < 0.4:
+        spec["topologySpreadConstraints"] = _spread(rng)
+        if rng.random() < 0.3:
+            spec["nodeSelector"] = {"disk": "ssd"}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"pod-{index:03d}", "namespace": "default"},
+        "metadata": {"name": f"pod-{index:03d}", "namespace": "default", "labels": labels},
         "spec": spec,
     }
 

@@ -14,7 +14,8 @@ refreshed, and only their rows are rewritten; they are rebuilt whole only when n
 (the snapshot's ``node_names`` tuple is replaced then).
 
 Nodes are also grouped by what some plugins read of them: every distinct taint list gets a
-small number, so a taint check runs once per group rather than once per node.
+small number, so a taint check runs once per group rather than once per node; and the values
+of a label key (a topology key, say) are numbered on first use of the key.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ _INT_COLUMNS = (
     "requested_ephemeral",
     "non_zero_cpu",
     "non_zero_memory",
-    "pod_count",
 )
 
 
@@ -53,8 +53,10 @@ class NodeColumns:
 
     __slots__ = (
         *_INT_COLUMNS,
+        "pod_count",
         "_group_taints",
         "_inexact",
+        "_labels",
         "_objects",
         "_row_of_id",
         "has_images",
@@ -77,6 +79,7 @@ class NodeColumns:
         count = len(self.infos)
         for column in _INT_COLUMNS:
             setattr(self, column, np.zeros(count, dtype=np.int64))
+        self.pod_count: IntArray = np.zeros(count, dtype=np.int64)
         self.unschedulable: BoolArray = np.zeros(count, dtype=np.bool_)
         self.has_images: BoolArray = np.zeros(count, dtype=np.bool_)
         # Each node's taint list as a group number; group 0 is "no taints".
@@ -85,6 +88,8 @@ class NodeColumns:
         self._group_taints: list[tuple[Taint, ...]] = [()]
         # Rows holding an amount beyond EXACT_LIMIT (none, usually).
         self._inexact: set[int] = set()
+        # Label key -> each row's value number (-1: no such label) and the values by number.
+        self._labels: dict[str, tuple[IntArray, list[str], dict[str, int]]] = {}
         for row in range(count):
             self._write(row)
 
@@ -99,7 +104,6 @@ class NodeColumns:
     requested_ephemeral: IntArray
     non_zero_cpu: IntArray
     non_zero_memory: IntArray
-    pod_count: IntArray
 
     @property
     def exact(self) -> bool:
@@ -109,6 +113,17 @@ class NodeColumns:
     def taints_of_group(self) -> list[tuple[Taint, ...]]:
         """The taint lists by group number (equal lists share a number)."""
         return self._group_taints
+
+    def label_values(self, key: str) -> tuple[IntArray, list[str]]:
+        """Each row's value of the label ``key`` as a number (-1 where the node has no such
+        label), and the values by number."""
+        cached = self._labels.get(key)
+        if cached is None:
+            cached = (np.full(len(self._objects), -1, dtype=np.int64), [], {})
+            self._labels[key] = cached
+            for row in range(len(self._objects)):
+                self._write_label(row, key, cached)
+        return cached[0], cached[1]
 
     def rows(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
         """The rows of these node infos, in their order; None unless every one of them is the
@@ -143,6 +158,7 @@ class NodeColumns:
             info.requested,
             info.non_zero_requested,
         )
+        self.pod_count[row] = len(info.pods)
         values = (
             allocatable.milli_cpu,
             allocatable.memory,
@@ -153,7 +169,6 @@ class NodeColumns:
             requested.ephemeral_storage,
             non_zero.milli_cpu,
             non_zero.memory,
-            len(info.pods),
         )
         if all(-EXACT_LIMIT < value < EXACT_LIMIT for value in values):
             self._inexact.discard(row)
@@ -171,3 +186,20 @@ class NodeColumns:
         self.taint_group[row] = group
         self.unschedulable[row] = node is not None and node.unschedulable
         self.has_images[row] = bool(info.image_states)
+        for label, cached in self._labels.items():
+            self._write_label(row, label, cached)
+
+    def _write_label(
+        self, row: int, key: str, cached: tuple[IntArray, list[str], dict[str, int]]
+    ) -> None:
+        numbers, values, number_of = cached
+        node = self.infos[row].node
+        value = node.labels.get(key) if node is not None else None
+        if value is None:
+            numbers[row] = -1
+            return
+        number = number_of.get(value)
+        if number is None:
+            number = number_of[value] = len(values)
+            values.append(value)
+        numbers[row] = number

@@ -6,6 +6,10 @@ per DoNotSchedule constraint, the matching pods of every topology domain and kee
 would then exceed ``maxSkew`` over the global minimum, which counts as 0 while fewer than
 ``minDomains`` domains are eligible. AddPod/RemovePod keep the counts current while preemption
 tries victims.
+
+Not upstream: given the snapshot's node columns, PreFilter numbers each topology key's values
+once and counts pods only on nodes that have some, and ``filter_rows`` answers for every node
+of a domain at once (Filter reads nothing of a node but its topology values).
 """
 
 from __future__ import annotations
@@ -13,12 +17,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from schedviz.kube.nodeaffinity import RequiredNodeAffinity
 from schedviz.kube.objects import Node, Pod
+from schedviz.kube.taints import find_matching_untolerated_taint
+from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import Code, Status, new_status
+from schedviz.scheduler.framework.plugins.helper.taint import do_not_schedule_taints_filter
 from schedviz.scheduler.framework.plugins.names import POD_TOPOLOGY_SPREAD
 from schedviz.scheduler.framework.plugins.podtopologyspread.common import (
+    NODE_INCLUSION_POLICY_HONOR,
     SpreadConstraint,
     count_pods_match_selector,
     node_labels_match_spread_constraints,
@@ -108,13 +118,20 @@ class PreFilterState:
 
 
 def calculate_pre_filter_state(
-    pod: Pod, constraints: list[SpreadConstraint], all_nodes: Sequence[NodeInfo]
+    pod: Pod,
+    constraints: list[SpreadConstraint],
+    all_nodes: Sequence[NodeInfo],
+    columns: NodeColumns | None = None,
 ) -> PreFilterState:
     """Counts the matching pods of every eligible domain of every constraint."""
     if not constraints:
         return PreFilterState()
-    counts: list[dict[str, int]] = [{} for _ in constraints]
     required_node_affinity = RequiredNodeAffinity(pod)
+    if columns is not None and all_nodes is columns.infos:
+        counted = _count_by_columns(pod, constraints, required_node_affinity, columns)
+        if counted is not None:
+            return _pre_filter_state(constraints, counted)
+    counts: list[dict[str, int]] = [{} for _ in constraints]
     for node_info in all_nodes:
         node = node_info.node
         if node is None:
@@ -128,6 +145,12 @@ def calculate_pre_filter_state(
             value = node.labels[constraint.topology_key]
             matched = count_pods_match_selector(node_info.pods, constraint.selector, pod.namespace)
             counts[index][value] = counts[index].get(value, 0) + matched
+    return _pre_filter_state(constraints, counts)
+
+
+def _pre_filter_state(
+    constraints: list[SpreadConstraint], counts: list[dict[str, int]]
+) -> PreFilterState:
     critical_paths = []
     for domain_counts in counts:
         paths = CriticalPaths()
@@ -135,6 +158,70 @@ def calculate_pre_filter_state(
             paths.update(value, num)
         critical_paths.append(paths)
     return PreFilterState(constraints, critical_paths, counts)
+
+
+def _count_by_columns(
+    pod: Pod,
+    constraints: list[SpreadConstraint],
+    required_node_affinity: RequiredNodeAffinity,
+    columns: NodeColumns,
+) -> list[dict[str, int]] | None:
+    """``calculate_pre_filter_state``'s counts over node columns: each domain entered in the
+    order the node walk first meets it, pods counted only where there are some. None when a
+    node inclusion policy would need each node's own labels (a pod with node affinity)."""
+    numbers = [columns.label_values(c.topology_key) for c in constraints]
+    # A node takes part only when it carries every constraint's topology key.
+    eligible = np.ones(len(columns.infos), dtype=np.bool_)
+    for values_of_rows, _ in numbers:
+        eligible &= values_of_rows >= 0
+    counts: list[dict[str, int]] = []
+    for constraint, (values_of_rows, values) in zip(constraints, numbers, strict=True):
+        included = eligible
+        if (
+            constraint.node_affinity_policy == NODE_INCLUSION_POLICY_HONOR
+            and not required_node_affinity.matches_every_node
+        ):
+            return None
+        if constraint.node_taints_policy == NODE_INCLUSION_POLICY_HONOR:
+            taints_of = columns.taints_of_group()
+            tolerated = np.array(
+                [
+                    find_matching_untolerated_taint(
+                        taints, pod.tolerations, do_not_schedule_taints_filter
+                    )
+                    is None
+                    for taints in taints_of
+                ],
+                dtype=np.bool_,
+            )
+            included = included & tolerated[columns.taint_group]
+        rows = np.flatnonzero(included)
+        numbers_here, first = np.unique(values_of_rows[rows], return_index=True)
+        domain_counts = {values[numbers_here[k]]: 0 for k in np.argsort(first).tolist()}
+        for row in rows[columns.pod_count[rows] > 0].tolist():
+            value = values[values_of_rows[row]]
+            domain_counts[value] += count_pods_match_selector(
+                columns.infos[row].pods, constraint.selector, pod.namespace
+            )
+        counts.append(domain_counts)
+    return counts
+
+
+def filter_rows(state: PreFilterState, pod: Pod, columns: NodeColumns, rows: IntArray) -> BoolArray:
+    """The nodes at ``rows`` that ``filter_node`` lets through, asked once per combination of
+    topology values (a node missing a key fails, as ``filter_node`` says)."""
+    numbers = np.stack([columns.label_values(c.topology_key)[0][rows] for c in state.constraints])
+    passing = np.all(numbers >= 0, axis=0)
+    combinations, first, inverse = np.unique(
+        numbers, axis=1, return_index=True, return_inverse=True
+    )
+    verdicts = np.zeros(combinations.shape[1], dtype=np.bool_)
+    infos = columns.infos
+    for k, row_index in enumerate(first.tolist()):
+        node = infos[int(rows[row_index])].node
+        verdicts[k] = node is not None and filter_node(state, pod, node) is None
+    result: BoolArray = passing & verdicts[inverse.reshape(-1)]
+    return result
 
 
 def get_pre_filter_state(cycle_state: CycleState) -> PreFilterState:

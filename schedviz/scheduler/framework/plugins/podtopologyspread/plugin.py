@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from schedviz.kube.objects import (
     LABEL_HOSTNAME,
     LABEL_TOPOLOGY_ZONE,
@@ -31,6 +33,7 @@ from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_pod_topology_spread_args,
 )
+from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -63,6 +66,7 @@ from schedviz.scheduler.framework.plugins.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     calculate_pre_filter_state,
     filter_node,
+    filter_rows,
     get_pre_filter_state,
     update_with_pod,
 )
@@ -140,7 +144,14 @@ class PodTopologySpread(
         constraints = self.get_constraints(pod)
         if not constraints:
             return None, new_status(Code.Skip)
-        state.write(PRE_FILTER_STATE_KEY, calculate_pre_filter_state(pod, constraints, nodes))
+        lister = self._handle.snapshot_shared_lister()
+        node_columns = getattr(lister, "node_columns", None)
+        columns = node_columns() if node_columns is not None else None
+        if columns is not None and not columns.exact:
+            columns = None  # the columns are off
+        state.write(
+            PRE_FILTER_STATE_KEY, calculate_pre_filter_state(pod, constraints, nodes, columns)
+        )
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
@@ -182,6 +193,18 @@ class PodTopologySpread(
         if not pre_filter_state.constraints:
             return None
         return filter_node(pre_filter_state, pod, node)
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> BoolArray | None:
+        """Filter for many nodes at once, once per combination of topology values."""
+        try:
+            pre_filter_state = get_pre_filter_state(state)
+        except ValueError:
+            return None  # filter reports it
+        if not pre_filter_state.constraints:
+            return np.ones(len(rows), dtype=np.bool_)
+        return filter_rows(pre_filter_state, pod, columns, rows)
 
     # -- PreScore / Score ----------------------------------------------------------------------
 
