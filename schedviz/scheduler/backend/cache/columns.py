@@ -20,7 +20,8 @@ of a label key (a topology key, say) are numbered on first use of the key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +35,9 @@ BoolArray = npt.NDArray[np.bool_]
 # Larger amounts are left to the per-node code: products like (capacity - requested) * 100 must
 # stay inside int64, and conversions to float64 exact, for the answers to be the same.
 EXACT_LIMIT = 2**53
+
+# How many derived per-row figures are kept (each two int64 arrays of a row per node).
+MEMO_SIZE = 64
 
 _INT_COLUMNS = (
     "alloc_cpu",
@@ -57,6 +61,8 @@ class NodeColumns:
         "_group_taints",
         "_inexact",
         "_labels",
+        "generation",
+        "memo",
         "_objects",
         "_row_of_id",
         "has_images",
@@ -80,6 +86,10 @@ class NodeColumns:
         for column in _INT_COLUMNS:
             setattr(self, column, np.zeros(count, dtype=np.int64))
         self.pod_count: IntArray = np.zeros(count, dtype=np.int64)
+        # Each row's node info generation: a row whose generation moved has changed.
+        self.generation: IntArray = np.zeros(count, dtype=np.int64)
+        # Per-row figures plugins derive and keep between cycles (see ``derived``).
+        self.memo: OrderedDict[Hashable, tuple[IntArray, IntArray]] = OrderedDict()
         self.unschedulable: BoolArray = np.zeros(count, dtype=np.bool_)
         self.has_images: BoolArray = np.zeros(count, dtype=np.bool_)
         # Each node's taint list as a group number; group 0 is "no taints".
@@ -125,6 +135,26 @@ class NodeColumns:
                 self._write_label(row, key, cached)
         return cached[0], cached[1]
 
+    def derived(self, key: Hashable, compute: Callable[[NodeInfo], int]) -> IntArray:
+        """``compute(node info)`` of every row, kept under ``key`` between cycles and worked
+        out again only for the rows whose node info changed since (usually one or two). The
+        last MEMO_SIZE keys are kept."""
+        kept = self.memo.get(key)
+        if kept is None:
+            count = len(self._objects)
+            kept = (np.full(count, -1, dtype=np.int64), np.zeros(count, dtype=np.int64))
+            self.memo[key] = kept
+            if len(self.memo) > MEMO_SIZE:
+                self.memo.popitem(last=False)
+        else:
+            self.memo.move_to_end(key)
+        generations, values = kept
+        infos = self.infos
+        for row in np.flatnonzero(generations != self.generation).tolist():
+            values[row] = compute(infos[row])
+        generations[:] = self.generation
+        return values
+
     def rows(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
         """The rows of these node infos, in their order; None unless every one of them is the
         snapshot's own."""
@@ -159,6 +189,7 @@ class NodeColumns:
             info.non_zero_requested,
         )
         self.pod_count[row] = len(info.pods)
+        self.generation[row] = info.generation
         values = (
             allocatable.milli_cpu,
             allocatable.memory,

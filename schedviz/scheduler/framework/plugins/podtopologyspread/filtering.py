@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
+from schedviz.kube.labels import Selector
 from schedviz.kube.nodeaffinity import RequiredNodeAffinity
 from schedviz.kube.objects import Node, Pod
 from schedviz.kube.taints import find_matching_untolerated_taint
@@ -197,14 +199,23 @@ def _count_by_columns(
             included = included & tolerated[columns.taint_group]
         rows = np.flatnonzero(included)
         numbers_here, first = np.unique(values_of_rows[rows], return_index=True)
-        domain_counts = {values[numbers_here[k]]: 0 for k in np.argsort(first).tolist()}
-        for row in rows[columns.pod_count[rows] > 0].tolist():
-            value = values[values_of_rows[row]]
-            domain_counts[value] += count_pods_match_selector(
-                columns.infos[row].pods, constraint.selector, pod.namespace
-            )
-        counts.append(domain_counts)
+        matching = columns.derived(
+            (POD_TOPOLOGY_SPREAD, constraint.selector, pod.namespace),
+            partial(_matching_pods, constraint.selector, pod.namespace),
+        )
+        sums = np.zeros(len(values), dtype=np.int64)
+        np.add.at(sums, values_of_rows[rows], matching[rows])
+        counts.append(
+            {
+                values[number]: int(sums[number])
+                for number in numbers_here[np.argsort(first)].tolist()
+            }
+        )
     return counts
+
+
+def _matching_pods(selector: Selector, namespace: str, node_info: NodeInfo) -> int:
+    return count_pods_match_selector(node_info.pods, selector, namespace)
 
 
 def filter_rows(state: PreFilterState, pod: Pod, columns: NodeColumns, rows: IntArray) -> BoolArray:
