@@ -6,6 +6,7 @@ from __future__ import annotations
 from schedviz.kube.objects import Taint
 from schedviz.scheduler.backend.cache.cache import Cache
 from schedviz.scheduler.backend.cache.snapshot import Snapshot, new_snapshot
+from schedviz.scheduler.framework.types import NodeInfo
 from schedviz.scheduler.testing.wrappers import make_node, make_pod
 
 
@@ -81,3 +82,22 @@ def test_amounts_beyond_exact_integer_arithmetic_turn_the_columns_off() -> None:
     snapshot = new_snapshot([], [make_node().name("a").capacity({"memory": "100Ei"}).obj()])
 
     assert not snapshot.node_columns().exact
+
+
+def test_derived_figures_are_worked_out_again_only_for_changed_rows() -> None:
+    cache, snapshot = _cache_with("a", "b", "c")
+    asked: list[str] = []
+
+    def pods_on(node_info: NodeInfo) -> int:
+        asked.append(node_info.name)
+        return len(node_info.pods)
+
+    first = snapshot.node_columns().derived("pods", pods_on).tolist()
+    cache.add_pod(make_pod().name("p").node("b").obj())
+    cache.update_snapshot(snapshot)
+    columns = snapshot.node_columns()
+    second = columns.derived("pods", pods_on).tolist()
+
+    assert first == [0, 0, 0]
+    assert second[columns.index["b"]] == 1
+    assert sorted(asked) == ["a", "b", "b", "c"]
