@@ -4,9 +4,9 @@ Each cluster is scheduled twice, with the snapshot's node columns in use and wit
 off (every plugin then runs node by node, as upstream does), and every cycle's trace must be
 the same, durations and wall-clock times aside. The clusters mix what the column-wise plugins
 read: allocatable amounts (some nodes without memory or ephemeral storage), existing pods,
-taints of every effect, unschedulable nodes, images, best-effort pods, tolerations, nodeName, topology spread
-constraints (nodes without the key, inclusion policies, node selectors); and the scoring
-strategies and resource lists they support or leave to the per-node code.
+taints of every effect, unschedulable nodes, images, best-effort pods, tolerations, nodeName,
+topology spread constraints (nodes without the key, inclusion policies, node selectors); and
+the scoring strategies and resource lists they support or leave to the per-node code.
 """
 
 from __future__ import annotations
