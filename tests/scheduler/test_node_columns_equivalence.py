@@ -111,25 +111,30 @@ _TAINTS = [
 
 def _node_labels(rng: random.Random, index: int) -> dict[str, str]:
     labels = {"kubernetes.io/hostname": f"node-{index:03d}"}
-    if rng.random() > 0.05:  # a few nodes lack the zone label
-        labels["zone"] = f"z{index % 4}"
+    if rng.random() > 0.05:  # a few nodes lack the zone label, a few have it empty
+        labels["zone"] = f"z{index % 4}" if rng.random() > 0.03 else ""
     if rng.random() < 0.5:
         labels["disk"] = "ssd"
     return labels
 
 
 def _spread(rng: random.Random) -> list[dict[str, Any]]:
-    constraint: dict[str, Any] = {
-        "maxSkew": rng.choice([1, 2]),
-        "topologyKey": rng.choice(["zone", "kubernetes.io/hostname"]),
-        "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
-        "labelSelector": {"matchLabels": {"app": "web"}},
-    }
-    if rng.random() < 0.3:
-        constraint["nodeTaintsPolicy"] = "Honor"
-    if rng.random() < 0.2:
-        constraint["nodeAffinityPolicy"] = "Ignore"
-    return [constraint]
+    keys = rng.sample(["zone", "kubernetes.io/hostname", "disk"], rng.randint(1, 2))
+    when = rng.choice(["DoNotSchedule", "ScheduleAnyway"])
+    constraints = []
+    for key in keys:
+        constraint: dict[str, Any] = {
+            "maxSkew": rng.choice([1, 2]),
+            "topologyKey": key,
+            "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+        if rng.random() < 0.3:
+            constraint["nodeTaintsPolicy"] = "Honor"
+        if rng.random() < 0.2:
+            constraint["nodeAffinityPolicy"] = "Ignore"
+        constraints.append(constraint)
+    return constraints
 
 
 def _node(rng: random.Random, index: int) -> dict[str, Any]:

@@ -155,6 +155,11 @@ class NodeColumns:
         generations[:] = self.generation
         return values
 
+    def label_number(self, key: str, value: str) -> int:
+        """The number ``label_values(key)`` gives ``value`` (-1: no node has it)."""
+        self.label_values(key)
+        return self._labels[key][2].get(value, -1)
+
     def rows(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
         """The rows of these node infos, in their order; None unless every one of them is the
         snapshot's own."""

@@ -77,6 +77,7 @@ from schedviz.scheduler.framework.plugins.podtopologyspread.scoring import (
     init_pre_score_state,
     normalize_scores,
     score_node,
+    score_rows,
 )
 from schedviz.scheduler.framework.types import (
     ActionType,
@@ -144,13 +145,9 @@ class PodTopologySpread(
         constraints = self.get_constraints(pod)
         if not constraints:
             return None, new_status(Code.Skip)
-        lister = self._handle.snapshot_shared_lister()
-        node_columns = getattr(lister, "node_columns", None)
-        columns = node_columns() if node_columns is not None else None
-        if columns is not None and not columns.exact:
-            columns = None  # the columns are off
         state.write(
-            PRE_FILTER_STATE_KEY, calculate_pre_filter_state(pod, constraints, nodes, columns)
+            PRE_FILTER_STATE_KEY,
+            calculate_pre_filter_state(pod, constraints, nodes, self._columns()),
         )
         return None, None
 
@@ -225,7 +222,9 @@ class PodTopologySpread(
         # Skip when the pod has no soft constraints.
         if not pre_score_state.constraints:
             return new_status(Code.Skip)
-        count_existing_pods(pre_score_state, pod, all_nodes, require_all_topologies)
+        count_existing_pods(
+            pre_score_state, pod, all_nodes, require_all_topologies, self._columns()
+        )
         state.write(PRE_SCORE_STATE_KEY, pre_score_state)
         return None
 
@@ -234,6 +233,21 @@ class PodTopologySpread(
             return score_node(get_pre_score_state(state), pod, node_info), None
         except ValueError as error:
             return 0, as_status(error)
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        try:
+            pre_score_state = get_pre_score_state(state)
+        except ValueError:
+            return None  # score reports it
+        return score_rows(pre_score_state, pod, columns, rows)
+
+    def _columns(self) -> NodeColumns | None:
+        """The snapshot's node columns, when the lister is a snapshot and they are on."""
+        node_columns = getattr(self._handle.snapshot_shared_lister(), "node_columns", None)
+        columns: NodeColumns | None = node_columns() if node_columns is not None else None
+        return columns if columns is not None and columns.exact else None
 
     def score_extensions(self) -> ScoreExtensions:
         return self
