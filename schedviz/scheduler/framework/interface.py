@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from schedviz.kube.objects import Pod
-    from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
+    from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
     from schedviz.scheduler.framework.cycle_state import CycleState
     from schedviz.scheduler.framework.types import (
         ClusterEventWithHint,
@@ -291,19 +291,26 @@ class NodeScorerPlugin(ScorePlugin, Protocol):
     def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status: ...
 
 
-class ColumnFilterPlugin(FilterPlugin, Protocol):
-    """A FilterPlugin that can tell, for many nodes at once, which of them it lets through.
-    Not in upstream (see backend/cache/columns.py).
+# What ``ColumnFilterPlugin.filter_columns`` says of a node: it passes, or ask ``filter``. Any
+# other number names a class of nodes on which ``filter`` gives one and the same answer.
+FILTER_PASSES = 0
+FILTER_ASK = -1
 
-    ``filter_columns`` answers for the nodes in ``rows`` of ``columns``: True where ``filter``
-    would return success, False where ``filter`` must be asked (the node may fail, or the
-    columns do not say). None: ask ``filter`` for every node. The framework calls ``filter``
-    for each False, so the statuses and their reasons are always ``filter``'s own.
+
+class ColumnFilterPlugin(FilterPlugin, Protocol):
+    """A FilterPlugin that can answer for many nodes at once. Not in upstream (see
+    backend/cache/columns.py).
+
+    ``filter_columns`` classifies the nodes in ``rows`` of ``columns``: FILTER_PASSES where
+    ``filter`` would return success, FILTER_ASK where ``filter`` must be asked about the node,
+    and a positive number for nodes ``filter`` rejects alike (the same status for every node
+    of that number, so it is asked once, about one of them). None: ask about every node. The
+    statuses are therefore always ``filter``'s own.
     """
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
-    ) -> BoolArray | None: ...
+    ) -> IntArray | None: ...
 
 
 class ColumnScorerPlugin(ScorePlugin, Protocol):

@@ -18,7 +18,7 @@ from schedviz.kube.objects import (
     Taint,
 )
 from schedviz.kube.taints import tolerations_tolerate_taint
-from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -93,11 +93,12 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
-    ) -> BoolArray | None:
-        """The schedulable nodes, or every node for a pod tolerating unschedulable ones."""
+    ) -> IntArray | None:
+        """Every node passes for a pod tolerating unschedulable ones; otherwise the schedulable
+        ones pass and the others (class 1) fail alike."""
         if tolerates_unschedulable(pod):
-            return np.ones(len(rows), dtype=np.bool_)
-        return ~columns.unschedulable[rows]
+            return np.zeros(len(rows), dtype=np.int64)
+        return columns.unschedulable[rows].astype(np.int64)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

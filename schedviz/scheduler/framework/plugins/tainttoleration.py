@@ -15,7 +15,7 @@ import numpy as np
 
 from schedviz.kube.objects import TAINT_EFFECT_PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
 from schedviz.kube.taints import find_matching_untolerated_taint, tolerations_tolerate_taint
-from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -139,19 +139,21 @@ class TaintToleration(
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
-    ) -> BoolArray | None:
-        """The nodes whose taints the pod tolerates, worked out once per distinct taint list."""
+    ) -> IntArray | None:
+        """Nodes pass or fail by their taint list (worked out once per distinct list): a
+        failing node's class is its taint list's group (the status names the list's first
+        untolerated taint)."""
         groups = columns.taint_group[rows]
         taints_of = columns.taints_of_group()
-        tolerated = np.zeros(len(taints_of), dtype=np.bool_)
+        classes = np.zeros(len(taints_of), dtype=np.int64)  # FILTER_PASSES
         for group in np.unique(groups).tolist():
-            tolerated[group] = (
-                find_matching_untolerated_taint(
-                    taints_of[group], pod.tolerations, do_not_schedule_taints_filter
-                )
-                is None
+            untolerated = find_matching_untolerated_taint(
+                taints_of[group], pod.tolerations, do_not_schedule_taints_filter
             )
-        return tolerated[groups]
+            if untolerated is not None:
+                classes[group] = group  # group 0 has no taints: it never fails
+        result: IntArray = classes[groups]
+        return result
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(

@@ -495,9 +495,10 @@ class Framework:
         Not in upstream; the statuses are exactly those ``run_filter_plugins`` gives node by node.
 
         Plugin after plugin, each over the nodes no earlier plugin rejected: a column-wise
-        plugin tells which nodes it surely lets through, and ``filter`` is asked about the rest
-        (every node, for a plugin without columns). Filters only read the cycle state, so the
-        order of the calls changes no answer.
+        plugin tells which nodes it lets through and which it rejects alike, and ``filter`` is
+        asked about the rest and about one node of each such class (every node, for a plugin
+        without columns). Filters only read the cycle state, so the order of the calls changes
+        no answer.
         """
         active = self._filters_for_skip
         if active is None or active[0] is not state.skip_filter_plugins:
@@ -507,10 +508,24 @@ class Framework:
         for name, filter_node, filter_columns in active[1]:
             if not alive.size:
                 break
-            passing = filter_columns(state, pod, columns, rows[alive]) if filter_columns else None
-            ask = alive if passing is None else alive[~passing]
-            rejected: list[int] = []
-            for k in ask.tolist():
+            classes = filter_columns(state, pod, columns, rows[alive]) if filter_columns else None
+            if classes is None:
+                ask = alive.tolist()
+            else:
+                ask = alive[classes == fw.FILTER_ASK].tolist()
+                shared = classes > fw.FILTER_PASSES
+                if shared.any():
+                    ask += self._filter_classes(
+                        name,
+                        filter_node,
+                        state,
+                        pod,
+                        nodes,
+                        alive[shared],
+                        classes[shared],
+                        results,
+                    )
+            for k in ask:
                 status: Status | None
                 try:
                     status = filter_node(state, pod, nodes[k])
@@ -518,10 +533,40 @@ class Framework:
                     status = as_status(error)
                 if status is not None and status.code != Code.Success:
                     results[k] = _filter_rejection(name, status)
-                    rejected.append(k)
-            if rejected:
-                alive = np.setdiff1d(alive, rejected, assume_unique=True)
+            alive = alive[[results[k] is None for k in alive.tolist()]]
         return results
+
+    @staticmethod
+    def _filter_classes(
+        name: str,
+        filter_node: Callable[[CycleState, Pod, NodeInfo], Status | None],
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        members: IntArray,
+        classes: IntArray,
+        results: list[Status | None],
+    ) -> list[int]:
+        """Asks ``filter`` about one node of each class and gives its rejection to the whole
+        class; returns the nodes to ask one by one (a class whose node passed, against the
+        plugin's word)."""
+        ask: list[int] = []
+        order = np.argsort(classes, kind="stable")
+        bounds = np.flatnonzero(np.diff(classes[order])) + 1
+        for group in np.split(members[order], bounds):
+            first = int(group[0])
+            status: Status | None
+            try:
+                status = filter_node(state, pod, nodes[first])
+            except Exception as error:
+                status = as_status(error)
+            if status is None or status.code == Code.Success:
+                ask += group[1:].tolist()
+                continue
+            rejection = _filter_rejection(name, status)
+            for k in group.tolist():
+                results[k] = rejection
+        return ask
 
     def _active_filters(self, state: CycleState) -> _ActiveFilters:
         """The filter plugins the cycle runs (PreFilter's Skips left out), worked out once per

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+import numpy as np
+
 from schedviz.kube.decode import is_qualified_name
 from schedviz.kube.objects import (
     RESOURCE_CPU,
@@ -41,7 +43,7 @@ from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_node_resources_fit_args,
 )
-from schedviz.scheduler.backend.cache.columns import EXACT_LIMIT, BoolArray, IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import EXACT_LIMIT, IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -204,9 +206,11 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
-    ) -> BoolArray | None:
-        """The nodes at ``rows`` with room for the pod (``fits_request`` finds nothing there);
-        None for a pod requesting extended resources, or amounts beyond the columns."""
+    ) -> IntArray | None:
+        """The nodes at ``rows`` with room for the pod pass; the others are classed by what
+        they lack (pods, cpu, memory, ephemeral storage) and whether the pod asks for more
+        than their whole allocatable: the status's reasons and code say no more. None for a pod
+        requesting extended resources, or amounts beyond the columns."""
         try:
             request = state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState).pod_request
         except (KeyError, TypeError):
@@ -218,15 +222,22 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
             for amount in (request.milli_cpu, request.memory, request.ephemeral_storage)
         ):
             return None
-        fits = columns.pod_count[rows] + 1 <= columns.alloc_pods[rows]
-        for amount, capacity, used in (
-            (request.milli_cpu, columns.alloc_cpu, columns.requested_cpu),
-            (request.memory, columns.alloc_memory, columns.requested_memory),
-            (request.ephemeral_storage, columns.alloc_ephemeral, columns.requested_ephemeral),
+        classes = (columns.pod_count[rows] + 1 > columns.alloc_pods[rows]).astype(np.int64)
+        if _is_empty(request):
+            return classes
+        for bit, (amount, capacity, used) in enumerate(
+            (
+                (request.milli_cpu, columns.alloc_cpu, columns.requested_cpu),
+                (request.memory, columns.alloc_memory, columns.requested_memory),
+                (request.ephemeral_storage, columns.alloc_ephemeral, columns.requested_ephemeral),
+            ),
+            start=1,
         ):
             if amount > 0:
-                fits &= amount <= capacity[rows] - used[rows]
-        return fits
+                available = capacity[rows]
+                classes |= (amount > available - used[rows]).astype(np.int64) << bit
+                classes |= (amount > available).astype(np.int64) << (bit + 3)
+        return classes
 
     # PreScore / Score
 

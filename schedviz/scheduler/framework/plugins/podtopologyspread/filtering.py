@@ -24,7 +24,7 @@ from schedviz.kube.labels import Selector
 from schedviz.kube.nodeaffinity import RequiredNodeAffinity
 from schedviz.kube.objects import Node, Pod
 from schedviz.kube.taints import find_matching_untolerated_taint
-from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import Code, Status, new_status
 from schedviz.scheduler.framework.plugins.helper.taint import do_not_schedule_taints_filter
@@ -218,20 +218,19 @@ def _matching_pods(selector: Selector, namespace: str, node_info: NodeInfo) -> i
     return count_pods_match_selector(node_info.pods, selector, namespace)
 
 
-def filter_rows(state: PreFilterState, pod: Pod, columns: NodeColumns, rows: IntArray) -> BoolArray:
-    """The nodes at ``rows`` that ``filter_node`` lets through, asked once per combination of
-    topology values (a node missing a key fails, as ``filter_node`` says)."""
+def filter_rows(state: PreFilterState, pod: Pod, columns: NodeColumns, rows: IntArray) -> IntArray:
+    """``filter_node`` of the nodes at ``rows``, worked out once per combination of their
+    topology values (a missing key is a value too): 0 where it passes, the combination's
+    number (from 1) where it fails, for ``filter_columns``."""
     numbers = np.stack([columns.label_values(c.topology_key)[0][rows] for c in state.constraints])
-    passing = np.all(numbers >= 0, axis=0)
-    combinations, first, inverse = np.unique(
-        numbers, axis=1, return_index=True, return_inverse=True
-    )
-    verdicts = np.zeros(combinations.shape[1], dtype=np.bool_)
+    _, first, inverse = np.unique(numbers, axis=1, return_index=True, return_inverse=True)
+    classes = np.zeros(len(first), dtype=np.int64)
     infos = columns.infos
     for k, row_index in enumerate(first.tolist()):
         node = infos[int(rows[row_index])].node
-        verdicts[k] = node is not None and filter_node(state, pod, node) is None
-    result: BoolArray = passing & verdicts[inverse.reshape(-1)]
+        if node is None or filter_node(state, pod, node) is not None:
+            classes[k] = k + 1
+    result: IntArray = classes[inverse.reshape(-1)]
     return result
 
 

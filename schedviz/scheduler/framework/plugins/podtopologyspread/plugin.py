@@ -33,7 +33,7 @@ from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_pod_topology_spread_args,
 )
-from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -193,14 +193,14 @@ class PodTopologySpread(
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
-    ) -> BoolArray | None:
+    ) -> IntArray | None:
         """Filter for many nodes at once, once per combination of topology values."""
         try:
             pre_filter_state = get_pre_filter_state(state)
         except ValueError:
             return None  # filter reports it
         if not pre_filter_state.constraints:
-            return np.ones(len(rows), dtype=np.bool_)
+            return np.zeros(len(rows), dtype=np.int64)
         return filter_rows(pre_filter_state, pod, columns, rows)
 
     # -- PreScore / Score ----------------------------------------------------------------------
