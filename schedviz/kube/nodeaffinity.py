@@ -402,6 +402,11 @@ class RequiredNodeAffinity:
         required = node_affinity.required if node_affinity is not None else None
         self._node_selector = NodeSelectorMatcher(required) if required is not None else None
 
+    @property
+    def matches_every_node(self) -> bool:
+        """The pod has neither a nodeSelector nor required node affinity."""
+        return self._labels is None and self._node_selector is None
+
     def match(self, node: Node) -> bool:
         if self._labels is not None and not self._labels.matches(node.labels):
             return False

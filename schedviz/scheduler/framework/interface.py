@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from schedviz.kube.objects import Pod
+    from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
     from schedviz.scheduler.framework.cycle_state import CycleState
     from schedviz.scheduler.framework.types import (
         ClusterEventWithHint,
@@ -106,13 +107,63 @@ class NodeScore:
     score: int
 
 
-@dataclass(slots=True)
 class NodePluginScores:
-    """One node's scores from every score plugin, and their sum."""
+    """One node's scores from every score plugin, and their sum.
 
-    name: str
-    scores: list[tuple[str, int]] = field(default_factory=list)
-    total_score: int = 0
+    ``scores`` (plugin, weighted score) pairs may be given as the plugin names and the node's
+    row of weighted scores (``of_row``), paired only when someone reads them: the framework
+    builds one per scored node per cycle and only extenders and tests look inside.
+    """
+
+    __slots__ = ("_names", "_row", "_scores", "name", "total_score")
+
+    def __init__(
+        self, name: str, scores: list[tuple[str, int]] | None = None, total_score: int = 0
+    ) -> None:
+        self.name = name
+        self._scores: list[tuple[str, int]] | None = scores if scores is not None else []
+        self._names: Sequence[str] = ()
+        self._row: Sequence[int] = ()
+        self.total_score = total_score
+
+    @classmethod
+    def of_row(
+        cls, name: str, names: Sequence[str], row: Sequence[int], total_score: int
+    ) -> NodePluginScores:
+        scores = cls.__new__(cls)
+        scores.name = name
+        scores._scores = None
+        scores._names = names
+        scores._row = row
+        scores.total_score = total_score
+        return scores
+
+    @property
+    def scores(self) -> list[tuple[str, int]]:
+        if self._scores is None:
+            self._scores = list(zip(self._names, self._row, strict=True))
+        return self._scores
+
+    @scores.setter
+    def scores(self, scores: list[tuple[str, int]]) -> None:
+        self._scores = scores
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodePluginScores):
+            return NotImplemented
+        return (self.name, self.scores, self.total_score) == (
+            other.name,
+            other.scores,
+            other.total_score,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"NodePluginScores(name={self.name!r}, scores={self.scores!r}, "
+            f"total_score={self.total_score!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +289,41 @@ class NodeScorerPlugin(ScorePlugin, Protocol):
     """
 
     def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status: ...
+
+
+# What ``ColumnFilterPlugin.filter_columns`` says of a node: it passes, or ask ``filter``. Any
+# other number names a class of nodes on which ``filter`` gives one and the same answer.
+FILTER_PASSES = 0
+FILTER_ASK = -1
+
+
+class ColumnFilterPlugin(FilterPlugin, Protocol):
+    """A FilterPlugin that can answer for many nodes at once. Not in upstream (see
+    backend/cache/columns.py).
+
+    ``filter_columns`` classifies the nodes in ``rows`` of ``columns``: FILTER_PASSES where
+    ``filter`` would return success, FILTER_ASK where ``filter`` must be asked about the node,
+    and a positive number for nodes ``filter`` rejects alike (the same status for every node
+    of that number, so it is asked once, about one of them). None: ask about every node. The
+    statuses are therefore always ``filter``'s own.
+    """
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None: ...
+
+
+class ColumnScorerPlugin(ScorePlugin, Protocol):
+    """A ScorePlugin that can score many nodes at once. Not in upstream.
+
+    ``score_columns`` returns the score ``score`` gives each node in ``rows`` of ``columns``,
+    exactly, or None when it cannot (the framework then scores node by node, which also reports
+    any failure as ``score`` does).
+    """
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None: ...
 
 
 @runtime_checkable

@@ -239,6 +239,7 @@ class Cache:
             # Keep the object the snapshot's lists point at, as upstream keeps the pointer.
             for slot in NodeInfo.__slots__:
                 setattr(existing, slot, getattr(clone, slot))
+            snapshot.changed.add(name)
         if self._recent:
             snapshot.generation = self.nodes[next(reversed(self._recent))].generation
         if len(snapshot.node_info_map) > self.node_tree.num_nodes:

@@ -3,7 +3,8 @@
 Mirrors pkg/scheduler/backend/cache/snapshot.go. The cache refreshes a snapshot incrementally
 (only node infos whose generation moved are copied), so a cycle never copies the whole cluster.
 ``new_snapshot`` builds one directly from pods and nodes, as upstream's ``NewSnapshot`` does for
-tests and for ``simulate``-style tools.
+tests and for ``simulate``-style tools. ``node_columns`` (not upstream) gives the same nodes as
+columns for column-wise plugins, kept up to date with the node infos the cache refreshed.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from schedviz.kube.objects import Node, Pod
+from schedviz.scheduler.backend.cache.columns import NodeColumns
 from schedviz.scheduler.framework.types import ImageStateSummary, NodeInfo
 
 
 class Snapshot:
     __slots__ = (
+        "_columns",
+        "changed",
         "generation",
         "have_pods_with_affinity_node_info_list",
         "have_pods_with_required_anti_affinity_node_info_list",
@@ -35,6 +39,9 @@ class Snapshot:
         # cycle's trace can keep a reference to it.
         self.node_names: tuple[str, ...] = ()
         self.generation = 0
+        # Names of node infos refreshed in place since the columns last looked.
+        self.changed: set[str] = set()
+        self._columns: NodeColumns | None = None
 
     # NodeInfoLister
     def list(self) -> Sequence[NodeInfo]:
@@ -54,6 +61,24 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)
+
+    def node_columns(self) -> NodeColumns:
+        """The nodes as columns, in ``node_info_list`` order; rebuilt when nodes came or went,
+        otherwise only the rows of the node infos refreshed since the last call."""
+        columns = self._columns
+        if (
+            columns is None
+            or columns.names is not self.node_names
+            or len(columns.infos) != len(self.node_info_list)
+        ):
+            columns = self._columns = NodeColumns(self.node_names, self.node_info_list)
+        else:
+            # The same nodes in the same order; the list may be a new one (rebuild_lists).
+            columns.infos = self.node_info_list
+            if self.changed:
+                columns.refresh(self.changed)
+        self.changed.clear()
+        return columns
 
     def rebuild_lists(self, order: Iterable[str]) -> None:
         """Recomputes the ordered lists from the map, in ``order`` (the node tree's)."""

@@ -7,7 +7,10 @@ between 23 MiB and 1000 MiB per container (init containers included) onto [0, 10
 
 from __future__ import annotations
 
+import numpy as np
+
 from schedviz.kube.objects import Pod
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -95,8 +98,24 @@ class ImageLocality(NodeScorerPlugin):
 
         return score_node
 
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """``score`` of many nodes: those holding no image at once, the others one by one."""
+        score_node = self.node_scorer(state, pod)
+        holding = np.flatnonzero(columns.has_images[rows])
+        scores = np.full(len(rows), score_node(_NO_IMAGES), dtype=np.int64)
+        infos = columns.infos
+        for k in holding.tolist():
+            scores[k] = score_node(infos[int(rows[k])])
+        return scores
+
     def score_extensions(self) -> ScoreExtensions | None:
         return None
+
+
+# A node info without images: what every node holding none of them scores.
+_NO_IMAGES = NodeInfo()
 
 
 def new(args: object | None, handle: Handle) -> ImageLocality:

@@ -6,7 +6,10 @@ default since v1.34): only a node being added can make the pod schedulable again
 
 from __future__ import annotations
 
+import numpy as np
+
 from schedviz.kube.objects import Node, Pod
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -54,6 +57,16 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         if not fits(pod, new_obj):
             return QueueingHint.QueueSkip
         return QueueingHint.Queue
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """Every node passes for a pod naming none; otherwise the node it names passes and the
+        others (class 1) fail alike."""
+        if not pod.node_name:
+            return np.zeros(len(rows), dtype=np.int64)
+        row = columns.index.get(pod.node_name, -1)
+        return np.not_equal(rows, row).astype(np.int64)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         assert node_info.node is not None

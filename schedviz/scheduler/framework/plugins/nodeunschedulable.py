@@ -8,6 +8,8 @@ compares UIDs.
 
 from __future__ import annotations
 
+import numpy as np
+
 from schedviz.kube.objects import (
     TAINT_EFFECT_NO_SCHEDULE,
     TAINT_NODE_UNSCHEDULABLE,
@@ -16,6 +18,7 @@ from schedviz.kube.objects import (
     Taint,
 )
 from schedviz.kube.taints import tolerations_tolerate_taint
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -87,6 +90,15 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             return QueueingHint.Queue
         became_schedulable = old_obj.unschedulable and not new_obj.unschedulable
         return QueueingHint.Queue if became_schedulable else QueueingHint.QueueSkip
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """Every node passes for a pod tolerating unschedulable ones; otherwise the schedulable
+        ones pass and the others (class 1) fail alike."""
+        if tolerates_unschedulable(pod):
+            return np.zeros(len(rows), dtype=np.int64)
+        return columns.unschedulable[rows].astype(np.int64)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

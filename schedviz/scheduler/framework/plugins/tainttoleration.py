@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from schedviz.kube.objects import TAINT_EFFECT_PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
 from schedviz.kube.taints import find_matching_untolerated_taint, tolerations_tolerate_taint
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -134,6 +137,24 @@ class TaintToleration(
             return None
         return new_status(Code.UnschedulableAndUnresolvable, untolerated_taint_reason(taint))
 
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """Nodes pass or fail by their taint list (worked out once per distinct list): a
+        failing node's class is its taint list's group (the status names the list's first
+        untolerated taint)."""
+        groups = columns.taint_group[rows]
+        taints_of = columns.taints_of_group()
+        classes = np.zeros(len(taints_of), dtype=np.int64)  # FILTER_PASSES
+        for group in np.unique(groups).tolist():
+            untolerated = find_matching_untolerated_taint(
+                taints_of[group], pod.tolerations, do_not_schedule_taints_filter
+            )
+            if untolerated is not None:
+                classes[group] = group  # group 0 has no taints: it never fails
+        result: IntArray = classes[groups]
+        return result
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(
             PRE_SCORE_STATE_KEY,
@@ -164,6 +185,23 @@ class TaintToleration(
             return _count_intolerable_taints_prefer_no_schedule(taints, tolerations)
 
         return score_node
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """``score`` of many nodes, counted once per distinct taint list."""
+        try:
+            prescored = state.read_as(PRE_SCORE_STATE_KEY, _PreScoreState)
+        except (KeyError, TypeError):
+            return None  # score reports it
+        groups = columns.taint_group[rows]
+        taints_of = columns.taints_of_group()
+        counts = np.zeros(len(taints_of), dtype=np.int64)
+        for group in np.unique(groups).tolist():
+            counts[group] = _count_intolerable_taints_prefer_no_schedule(
+                taints_of[group], prescored.tolerations_prefer_no_schedule
+            )
+        return counts[groups]
 
     def score_extensions(self) -> ScoreExtensions | None:
         return self

@@ -4,7 +4,8 @@ Mirrors pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go (v1
 (1 - std) * MaxNodeScore, where std is the standard deviation of the requested/allocatable
 fractions of the configured resources, in float64 as upstream and truncated to an integer at the
 end. Best-effort pods are skipped at PreScore. Extended resources backed by DRA (alpha) are not
-modelled.
+modelled. ``score_columns`` (not upstream) scores many nodes at once in the same float64
+operations.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from schedviz.kube.objects import Pod
 from schedviz.scheduler.apis.config.types_pluginargs import NodeResourcesBalancedAllocationArgs
 from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_node_resources_balanced_allocation_args,
 )
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -44,7 +48,11 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 class BalancedAllocation(PreScorePlugin, NodeScorerPlugin):
     def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle) -> None:
         self._scorer = ResourceAllocationScorer(
-            NAME, balanced_resource_scorer, args.resources, use_requested=True
+            NAME,
+            balanced_resource_scorer,
+            args.resources,
+            use_requested=True,
+            column_scorer=balanced_resource_column_scorer,
         )
 
     def name(self) -> str:
@@ -76,6 +84,17 @@ class BalancedAllocation(PreScorePlugin, NodeScorerPlugin):
                 return _score_zero
         return self._scorer.node_scorer(pod_requests)
 
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        try:
+            pod_requests: Sequence[int] = state.read_as(
+                PRE_SCORE_STATE_KEY, PodRequestsState
+            ).pod_requests
+        except (KeyError, TypeError):
+            return None  # node by node
+        return self._scorer.score_columns(pod_requests, columns, rows)
+
     def score_extensions(self) -> ScoreExtensions | None:
         return None
 
@@ -106,6 +125,44 @@ def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int
         std = math.sqrt(total / len(fractions))
     # int64(...) in Go truncates toward zero.
     return math.trunc((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_resource_column_scorer(
+    requested: Sequence[IntArray], allocatable: Sequence[IntArray]
+) -> IntArray:
+    """``balanced_resource_scorer`` of many nodes, in the same float64 operations: the nodes
+    offering the same set of the resources are scored together."""
+    count = len(allocatable[0]) if allocatable else 0
+    scores = np.zeros(count, dtype=np.int64)
+    present = [capacity != 0 for capacity in allocatable]
+    # Each node's set of offered resources as a bit pattern; usually every node offers all.
+    patterns = np.zeros(count, dtype=np.int64)
+    for i, offered in enumerate(present):
+        patterns |= offered.astype(np.int64) << i
+    for pattern in np.unique(patterns).tolist():
+        nodes = np.flatnonzero(patterns == pattern)
+        fractions = [
+            np.minimum(
+                requested[i][nodes].astype(np.float64) / allocatable[i][nodes].astype(np.float64),
+                1.0,
+            )
+            for i in range(len(allocatable))
+            if pattern >> i & 1
+        ]
+        std = np.zeros(len(nodes), dtype=np.float64)
+        if len(fractions) == 2:
+            std = np.abs((fractions[0] - fractions[1]) / 2)
+        elif len(fractions) > 2:
+            total_fraction = np.zeros(len(nodes), dtype=np.float64)
+            for fraction in fractions:
+                total_fraction = total_fraction + fraction
+            mean = total_fraction / len(fractions)
+            total = np.zeros(len(nodes), dtype=np.float64)
+            for fraction in fractions:
+                total = total + (fraction - mean) * (fraction - mean)
+            std = np.sqrt(total / len(fractions))
+        scores[nodes] = np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return scores
 
 
 def new(args: object | None, handle: Handle) -> BalancedAllocation:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+import numpy as np
+
 from schedviz.kube.decode import is_qualified_name
 from schedviz.kube.objects import (
     RESOURCE_CPU,
@@ -41,6 +43,7 @@ from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_node_resources_fit_args,
 )
+from schedviz.scheduler.backend.cache.columns import EXACT_LIMIT, IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -60,15 +63,18 @@ from schedviz.scheduler.framework.interface import (
 )
 from schedviz.scheduler.framework.plugins import names
 from schedviz.scheduler.framework.plugins.noderesources.least_allocated import (
+    least_resource_column_scorer,
     least_resource_scorer,
 )
 from schedviz.scheduler.framework.plugins.noderesources.most_allocated import (
+    most_resource_column_scorer,
     most_resource_scorer,
 )
 from schedviz.scheduler.framework.plugins.noderesources.requested_to_capacity_ratio import (
     requested_to_capacity_ratio_scorer,
 )
 from schedviz.scheduler.framework.plugins.noderesources.resource_allocation import (
+    ColumnScorer,
     PodRequestsState,
     ResourceAllocationScorer,
     Scorer,
@@ -121,6 +127,12 @@ class _PreFilterState:
         return self
 
 
+# The strategies that also score node columns (RequestedToCapacityRatio scores node by node).
+_STRATEGY_COLUMN_SCORERS: dict[str, Callable[[ScoringStrategy], ColumnScorer]] = {
+    LEAST_ALLOCATED: lambda strategy: least_resource_column_scorer(strategy.resources),
+    MOST_ALLOCATED: lambda strategy: most_resource_column_scorer(strategy.resources),
+}
+
 _STRATEGY_SCORERS: dict[str, Callable[[ScoringStrategy], Scorer]] = {
     LEAST_ALLOCATED: lambda strategy: least_resource_scorer(strategy.resources),
     MOST_ALLOCATED: lambda strategy: most_resource_scorer(strategy.resources),
@@ -149,8 +161,13 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
         # Feature gates, at their v1.35 defaults.
         self._enable_in_place_pod_vertical_scaling = enable_in_place_pod_vertical_scaling
         self._enable_scheduling_queue_hint = enable_scheduling_queue_hint
+        make_column_scorer = _STRATEGY_COLUMN_SCORERS.get(strategy.type)
         self._scorer = ResourceAllocationScorer(
-            strategy.type, make_scorer(strategy), strategy.resources, use_requested=False
+            strategy.type,
+            make_scorer(strategy),
+            strategy.resources,
+            use_requested=False,
+            column_scorer=make_column_scorer(strategy) if make_column_scorer else None,
         )
 
     def name(self) -> str:
@@ -187,6 +204,41 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
             code = Code.UnschedulableAndUnresolvable
         return new_status(code, *(r.reason for r in insufficient))
 
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """The nodes at ``rows`` with room for the pod pass; the others are classed by what
+        they lack (pods, cpu, memory, ephemeral storage) and whether the pod asks for more
+        than their whole allocatable: the status's reasons and code say no more. None for a pod
+        requesting extended resources, or amounts beyond the columns."""
+        try:
+            request = state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState).pod_request
+        except (KeyError, TypeError):
+            return None  # filter reports it
+        if request.scalar_resources:
+            return None
+        if not all(
+            -EXACT_LIMIT < amount < EXACT_LIMIT
+            for amount in (request.milli_cpu, request.memory, request.ephemeral_storage)
+        ):
+            return None
+        classes = (columns.pod_count[rows] + 1 > columns.alloc_pods[rows]).astype(np.int64)
+        if _is_empty(request):
+            return classes
+        for bit, (amount, capacity, used) in enumerate(
+            (
+                (request.milli_cpu, columns.alloc_cpu, columns.requested_cpu),
+                (request.memory, columns.alloc_memory, columns.requested_memory),
+                (request.ephemeral_storage, columns.alloc_ephemeral, columns.requested_ephemeral),
+            ),
+            start=1,
+        ):
+            if amount > 0:
+                available = capacity[rows]
+                classes |= (amount > available - used[rows]).astype(np.int64) << bit
+                classes |= (amount > available).astype(np.int64) << (bit + 3)
+        return classes
+
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -208,6 +260,17 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
         except (KeyError, TypeError):
             requests = self._scorer.calculate_pod_resource_request_list(pod)
         return self._scorer.node_scorer(requests)
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        try:
+            requests: Sequence[int] = state.read_as(
+                PRE_SCORE_STATE_KEY, PodRequestsState
+            ).pod_requests
+        except (KeyError, TypeError):
+            requests = self._scorer.calculate_pod_resource_request_list(pod)
+        return self._scorer.score_columns(requests, columns, rows)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

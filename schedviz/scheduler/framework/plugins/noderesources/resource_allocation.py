@@ -4,12 +4,19 @@ Mirrors pkg/scheduler/framework/plugins/noderesources/resource_allocation.go (v1
 and allocatable amounts are gathered per configured resource, in the configured order, and handed
 to a strategy's scorer. Extended resources backed by DRA (alpha) and pod-level resources are not
 modelled: a resource missing from the node's allocatable is simply left out of the score.
+
+``score_columns`` (not upstream) does the same for many nodes at once over the snapshot's node
+columns (backend/cache/columns.py) with a strategy's column scorer, in the same integer (or
+float64) operations; it leaves to ``score`` what the columns do not hold (extended resources the
+pod requests).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from schedviz.kube.objects import (
     RESOURCE_CPU,
@@ -19,11 +26,14 @@ from schedviz.kube.objects import (
 )
 from schedviz.kube.resources import NON_ZERO_DEFAULTS, Amounts, pod_requests, to_int
 from schedviz.scheduler.apis.config.types_pluginargs import ResourceSpec
+from schedviz.scheduler.backend.cache.columns import EXACT_LIMIT, IntArray, NodeColumns
 from schedviz.scheduler.framework.interface import Code, NodeScorer, Status, new_status
 from schedviz.scheduler.framework.types import NodeInfo, is_scalar_resource_name
 
 # (requested, allocatable), one entry per configured resource -> score.
 Scorer = Callable[[Sequence[int], Sequence[int]], int]
+# The same over many nodes: one column per configured resource (allocatable 0: left out).
+ColumnScorer = Callable[[Sequence[IntArray], Sequence[IntArray]], IntArray]
 
 RESOURCES_NOT_FOUND = "resources not found"
 
@@ -41,13 +51,20 @@ class PodRequestsState:
 class ResourceAllocationScorer:
     """Scores a node from its allocatable and requested amounts of the configured resources."""
 
-    __slots__ = ("name", "resources", "scorer", "use_requested")
+    __slots__ = ("column_scorer", "name", "resources", "scorer", "use_requested")
 
     def __init__(
-        self, name: str, scorer: Scorer, resources: Sequence[ResourceSpec], use_requested: bool
+        self,
+        name: str,
+        scorer: Scorer,
+        resources: Sequence[ResourceSpec],
+        use_requested: bool,
+        column_scorer: ColumnScorer | None = None,
     ) -> None:
         self.name = name
         self.scorer = scorer
+        # The strategy over node columns, when it has one.
+        self.column_scorer = column_scorer
         self.resources = tuple(resources)
         # Whether to use the requests as they are (True) or the non-zero requests, where a
         # container without a cpu or memory request counts the scheduler's defaults.
@@ -87,6 +104,43 @@ class ResourceAllocationScorer:
             return scorer(requested, allocatable)
 
         return score_node
+
+    def score_columns(
+        self, pod_requests: Sequence[int], columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """``score`` of the nodes at ``rows``, column-wise; None where the columns cannot say
+        (no column scorer, no resources: ``score``'s error, an extended resource requested)."""
+        column_scorer = self.column_scorer
+        if column_scorer is None or not self.resources:
+            return None
+        requested: list[IntArray] = []
+        allocatable: list[IntArray] = []
+        for spec, pod_request in zip(self.resources, pod_requests, strict=True):
+            resource = spec.name
+            if not -EXACT_LIMIT < pod_request < EXACT_LIMIT:
+                return None
+            if resource == RESOURCE_CPU:
+                alloc = columns.alloc_cpu[rows]
+                used = (columns.requested_cpu if self.use_requested else columns.non_zero_cpu)[rows]
+            elif resource == RESOURCE_MEMORY:
+                alloc = columns.alloc_memory[rows]
+                used = (
+                    columns.requested_memory if self.use_requested else columns.non_zero_memory
+                )[rows]
+            elif resource == RESOURCE_EPHEMERAL_STORAGE:
+                alloc = columns.alloc_ephemeral[rows]
+                used = columns.requested_ephemeral[rows]
+            elif pod_request == 0 and is_scalar_resource_name(resource):
+                zeros = np.zeros(len(rows), dtype=np.int64)
+                requested.append(zeros)
+                allocatable.append(zeros)
+                continue
+            else:
+                return None
+            # A resource the node does not offer takes no part in the score.
+            requested.append(np.where(alloc == 0, 0, used + pod_request))
+            allocatable.append(alloc)
+        return column_scorer(requested, allocatable)
 
     def calculate_resource_allocatable_request(
         self, node_info: NodeInfo, resource: str, pod_request: int
@@ -151,6 +205,26 @@ def weighted_scorer(
         if weight_sum == 0:
             return 0
         return node_score // weight_sum
+
+    return score
+
+
+def weighted_column_scorer(
+    resources: Sequence[ResourceSpec],
+    resource_scores: Callable[[IntArray, IntArray], IntArray],
+) -> ColumnScorer:
+    """``weighted_scorer`` over node columns: ``resource_scores(requested, allocatable)`` gives
+    each node's score of one resource (0 where the node lacks it)."""
+    weights = [spec.weight for spec in resources]
+
+    def score(requested: Sequence[IntArray], allocatable: Sequence[IntArray]) -> IntArray:
+        count = len(allocatable[0]) if allocatable else 0
+        node_score = np.zeros(count, dtype=np.int64)
+        weight_sum = np.zeros(count, dtype=np.int64)
+        for i, capacity in enumerate(allocatable):
+            node_score += resource_scores(requested[i], capacity) * weights[i]
+            weight_sum += np.where(capacity == 0, 0, weights[i])
+        return np.where(weight_sum == 0, 0, node_score // np.where(weight_sum == 0, 1, weight_sum))
 
     return score
 

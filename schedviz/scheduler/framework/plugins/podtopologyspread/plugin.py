@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from schedviz.kube.objects import (
     LABEL_HOSTNAME,
     LABEL_TOPOLOGY_ZONE,
@@ -31,6 +33,7 @@ from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_pod_topology_spread_args,
 )
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -63,6 +66,7 @@ from schedviz.scheduler.framework.plugins.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     calculate_pre_filter_state,
     filter_node,
+    filter_rows,
     get_pre_filter_state,
     update_with_pod,
 )
@@ -73,6 +77,7 @@ from schedviz.scheduler.framework.plugins.podtopologyspread.scoring import (
     init_pre_score_state,
     normalize_scores,
     score_node,
+    score_rows,
 )
 from schedviz.scheduler.framework.types import (
     ActionType,
@@ -140,7 +145,10 @@ class PodTopologySpread(
         constraints = self.get_constraints(pod)
         if not constraints:
             return None, new_status(Code.Skip)
-        state.write(PRE_FILTER_STATE_KEY, calculate_pre_filter_state(pod, constraints, nodes))
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            calculate_pre_filter_state(pod, constraints, nodes, self._columns()),
+        )
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
@@ -183,6 +191,18 @@ class PodTopologySpread(
             return None
         return filter_node(pre_filter_state, pod, node)
 
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """Filter for many nodes at once, once per combination of topology values."""
+        try:
+            pre_filter_state = get_pre_filter_state(state)
+        except ValueError:
+            return None  # filter reports it
+        if not pre_filter_state.constraints:
+            return np.zeros(len(rows), dtype=np.int64)
+        return filter_rows(pre_filter_state, pod, columns, rows)
+
     # -- PreScore / Score ----------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -202,7 +222,9 @@ class PodTopologySpread(
         # Skip when the pod has no soft constraints.
         if not pre_score_state.constraints:
             return new_status(Code.Skip)
-        count_existing_pods(pre_score_state, pod, all_nodes, require_all_topologies)
+        count_existing_pods(
+            pre_score_state, pod, all_nodes, require_all_topologies, self._columns()
+        )
         state.write(PRE_SCORE_STATE_KEY, pre_score_state)
         return None
 
@@ -211,6 +233,21 @@ class PodTopologySpread(
             return score_node(get_pre_score_state(state), pod, node_info), None
         except ValueError as error:
             return 0, as_status(error)
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        try:
+            pre_score_state = get_pre_score_state(state)
+        except ValueError:
+            return None  # score reports it
+        return score_rows(pre_score_state, pod, columns, rows)
+
+    def _columns(self) -> NodeColumns | None:
+        """The snapshot's node columns, when the lister is a snapshot and they are on."""
+        node_columns = getattr(self._handle.snapshot_shared_lister(), "node_columns", None)
+        columns: NodeColumns | None = node_columns() if node_columns is not None else None
+        return columns if columns is not None and columns.exact else None
 
     def score_extensions(self) -> ScoreExtensions:
         return self
