@@ -119,11 +119,30 @@ def select_host(scores: list[NodePluginScores], rng: random.Random) -> tuple[str
     """The host with the highest total; ties broken by reservoir sampling. Returns the tie set."""
     if not scores:
         raise ValueError("empty priorityList")
-    best = max(s.total_score for s in scores)
-    ties = [s.name for s in scores if s.total_score == best]
+    return select_host_of([s.name for s in scores], [s.total_score for s in scores], rng)
+
+
+def select_host_of(
+    names: Sequence[str], totals: Sequence[int], rng: random.Random
+) -> tuple[str, list[str]]:
+    """``select_host`` given the nodes' names and totals in order.
+
+    Upstream keeps a node with probability 1/count as count ties go by, which is
+    ``rng.randrange(count) == 0``; the draw is written out here as CPython's randrange(n) makes
+    it (``Random._randbelow_with_getrandbits``: bit_length bits, again while too large), since
+    a large cluster can tie on hundreds of nodes per cycle. test_schedule_one checks the two
+    agree.
+    """
+    best = max(totals)
+    ties = [name for name, total in zip(names, totals, strict=True) if total == best]
     selected = 0
+    getrandbits = rng.getrandbits
     for count in range(2, len(ties) + 1):
-        if rng.randrange(count) == 0:
+        k = count.bit_length()
+        draw = getrandbits(k)
+        while draw >= count:
+            draw = getrandbits(k)
+        if draw == 0:
             selected = count - 1
     return ties[selected], ties
 
@@ -356,7 +375,12 @@ class ScheduleOne:
             trace.evaluated_nodes = 1 + len(diagnosis.node_to_status)
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
         scores = self.prioritize_nodes(framework, state, pod, feasible, trace)
-        host, ties = select_host(scores, self.rng)
+        # prioritize_nodes leaves the nodes' names and totals in the trace, in order.
+        host, ties = (
+            select_host_of(trace.score_nodes, trace.totals, self.rng)
+            if scores
+            else select_host(scores, self.rng)
+        )
         trace.tie_set = ties
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 

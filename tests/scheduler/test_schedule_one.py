@@ -43,6 +43,7 @@ from schedviz.scheduler.schedule_one import (
     ScheduleResult,
     num_feasible_nodes_to_find,
     select_host,
+    select_host_of,
 )
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore
@@ -941,6 +942,22 @@ def test_select_host_samples_ties_uniformly() -> None:
         host, _ = select_host(plugin_scores, rng)
         counts[host] += 1
     assert all(850 < c < 1150 for c in counts.values()), counts
+
+
+@pytest.mark.parametrize("ties", [2, 3, 7, 64, 500])
+def test_select_host_draws_as_randrange_reservoir_sampling_would(ties: int) -> None:
+    # Upstream's reservoir sampling, written with randrange: the written-out draw must consume
+    # the generator identically and keep the same node.
+    for seed in range(20):
+        reference, rng = random.Random(seed), random.Random(seed)
+        kept = 0
+        for count in range(2, ties + 1):
+            if reference.randrange(count) == 0:
+                kept = count - 1
+        names = [f"n{i}" for i in range(ties)]
+        host, _ = select_host_of(names, [7] * ties, rng)
+        assert host == names[kept]
+        assert rng.random() == reference.random()
 
 
 def test_select_host_refuses_an_empty_list() -> None:

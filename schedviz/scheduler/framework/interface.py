@@ -265,6 +265,16 @@ class ScoreExtensions(Protocol):
     ) -> Status | None: ...
 
 
+class ColumnNormalizer(ScoreExtensions, Protocol):
+    """ScoreExtensions that can also normalize a plain column of scores (the scored nodes' in
+    order) into a new one, exactly as ``normalize_score`` would, without building a NodeScore
+    per node. Not in upstream; used by the framework when present."""
+
+    def normalize_score_column(
+        self, state: CycleState, pod: Pod, scores: list[int]
+    ) -> list[int]: ...
+
+
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
     def score(

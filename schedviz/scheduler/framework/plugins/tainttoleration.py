@@ -32,7 +32,10 @@ from schedviz.scheduler.framework.interface import (
     as_status,
     new_status,
 )
-from schedviz.scheduler.framework.plugins.helper.normalize_score import default_normalize_score
+from schedviz.scheduler.framework.plugins.helper.normalize_score import (
+    default_normalize_score,
+    default_normalize_score_column,
+)
 from schedviz.scheduler.framework.plugins.helper.taint import do_not_schedule_taints_filter
 from schedviz.scheduler.framework.plugins.names import TAINT_TOLERATION
 from schedviz.scheduler.framework.types import (
@@ -210,6 +213,9 @@ class TaintToleration(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_score_column(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
+        return default_normalize_score_column(MAX_NODE_SCORE, True, scores)
 
 
 def new(args: object | None, handle: Handle) -> TaintToleration:

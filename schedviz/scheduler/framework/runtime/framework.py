@@ -515,16 +515,12 @@ class Framework:
                 ask = alive[classes == fw.FILTER_ASK].tolist()
                 shared = classes > fw.FILTER_PASSES
                 if shared.any():
+                    members, of_class = alive[shared], classes[shared]
                     ask += self._filter_classes(
-                        name,
-                        filter_node,
-                        state,
-                        pod,
-                        nodes,
-                        alive[shared],
-                        classes[shared],
-                        results,
+                        name, filter_node, state, pod, nodes, members, of_class, results
                     )
+                elif not ask:
+                    continue  # every node passed
             for k in ask:
                 status: Status | None
                 try:
@@ -731,6 +727,12 @@ class Framework:
             if extensions is None:
                 continue
             begin = time.perf_counter()
+            # A column normalizer (not upstream) gives the same scores without NodeScores.
+            normalize_column = getattr(extensions, "normalize_score_column", None)
+            if normalize_column is not None:
+                plugin_scores[name] = normalize_column(state, pod, plugin_scores[name])
+                elapsed[name] += time.perf_counter() - begin
+                continue
             node_scores = [
                 NodeScore(n, s) for n, s in zip(node_names, plugin_scores[name], strict=True)
             ]

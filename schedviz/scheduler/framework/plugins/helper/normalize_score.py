@@ -26,3 +26,15 @@ def default_normalize_score(
         score = max_priority * node_score.score // max_count
         node_score.score = max_priority - score if reverse else score
     return None
+
+
+def default_normalize_score_column(
+    max_priority: int, reverse: bool, scores: list[int]
+) -> list[int]:
+    """``default_normalize_score`` of a column of scores (the nodes' in order), as a new list."""
+    max_count = max(scores, default=0)
+    if max_count <= 0:
+        return [max_priority] * len(scores) if reverse else list(scores)
+    if reverse:
+        return [max_priority - max_priority * score // max_count for score in scores]
+    return [max_priority * score // max_count for score in scores]
