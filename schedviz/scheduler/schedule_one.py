@@ -40,6 +40,7 @@ from schedviz.scheduler.framework.interface import (
     Code,
     NodePluginScores,
     NominatingInfo,
+    ScoredNodes,
     Status,
     as_status,
 )
@@ -115,7 +116,7 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
 _name_of = attrgetter("name")
 
 
-def select_host(scores: list[NodePluginScores], rng: random.Random) -> tuple[str, list[str]]:
+def select_host(scores: Sequence[NodePluginScores], rng: random.Random) -> tuple[str, list[str]]:
     """The host with the highest total; ties broken by reservoir sampling. Returns the tie set."""
     if not scores:
         raise ValueError("empty priorityList")
@@ -692,7 +693,7 @@ class ScheduleOne:
         pod: Pod,
         nodes: list[NodeInfo],
         trace: CycleTrace,
-    ) -> list[NodePluginScores]:
+    ) -> Sequence[NodePluginScores]:
         columns = self.snapshot.node_columns()
         rows = columns.rows(nodes) if columns.exact else None
         trace.score_nodes = columns.names_at(rows) if rows is not None else [n.name for n in nodes]
@@ -713,15 +714,22 @@ class ScheduleOne:
         scores, status = framework.run_score_plugins(state, pod, nodes, columns, rows)
         if status is not None and not status.is_success():
             raise _SchedulingError(status)
-        self._add_extender_scores(pod, nodes, scores, trace)
-        trace.totals = [s.total_score for s in scores]
+        if self.extenders:
+            self._add_extender_scores(pod, nodes, scores, trace)
+            trace.totals = [s.total_score for s in scores]
+        else:
+            trace.totals = (
+                list(scores.totals)
+                if isinstance(scores, ScoredNodes)
+                else [s.total_score for s in scores]
+            )
         return scores
 
     def _add_extender_scores(
         self,
         pod: Pod,
         nodes: list[NodeInfo],
-        scores: list[NodePluginScores],
+        scores: Sequence[NodePluginScores],
         trace: CycleTrace,
     ) -> None:
         """Each interested extender's score, times its weight, scaled from 0-10 to 0-100."""

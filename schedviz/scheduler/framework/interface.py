@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, overload, runtime_checkable
 
 if TYPE_CHECKING:
     from schedviz.kube.objects import Pod
@@ -164,6 +164,59 @@ class NodePluginScores:
             f"NodePluginScores(name={self.name!r}, scores={self.scores!r}, "
             f"total_score={self.total_score!r})"
         )
+
+
+class ScoredNodes(Sequence[NodePluginScores]):
+    """The framework's scores of the nodes it scored, in order: their names, each node's
+    weighted score from every plugin (``rows``, in ``plugins`` order) and their sums. A node's
+    NodePluginScores is made when first read (then kept, so changes to it stay); the
+    scheduler itself reads ``names`` and ``totals`` and makes none. Not in upstream, which
+    returns a slice of NodePluginScores."""
+
+    __slots__ = ("_made", "names", "plugins", "rows", "totals")
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        plugins: Sequence[str],
+        rows: Sequence[Sequence[int]],
+        totals: Sequence[int],
+    ) -> None:
+        self.names = names
+        self.plugins = plugins
+        self.rows = rows
+        self.totals = totals
+        self._made: list[NodePluginScores | None] = [None] * len(names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @overload
+    def __getitem__(self, index: int) -> NodePluginScores: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[NodePluginScores]: ...
+
+    def __getitem__(self, index: int | slice) -> NodePluginScores | list[NodePluginScores]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        made = self._made[index]
+        if made is None:
+            made = NodePluginScores.of_row(
+                self.names[index], self.plugins, self.rows[index], self.totals[index]
+            )
+            self._made[index] = made
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ScoredNodes({list(self)!r})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from schedviz.scheduler.framework.interface import (
     NodeScore,
     PostFilterResult,
     PreFilterResult,
+    ScoredNodes,
     Status,
     as_status,
 )
@@ -676,7 +677,7 @@ class Framework:
         nodes: Sequence[NodeInfo],
         columns: NodeColumns | None = None,
         rows: IntArray | None = None,
-    ) -> tuple[list[NodePluginScores], Status | None]:
+    ) -> tuple[Sequence[NodePluginScores], Status | None]:
         """Upstream's three passes: Score every node, then NormalizeScore, then weights.
 
         Upstream's parallelizer takes node after node, each plugin in turn. Scores do not depend
@@ -769,11 +770,7 @@ class Framework:
         per_node: list[tuple[int, ...]] = (
             list(zip(*weighted, strict=True)) if weighted else [()] * len(nodes)
         )
-        of_row = NodePluginScores.of_row
-        all_scores = [
-            of_row(node_name, names, row, total)
-            for node_name, row, total in zip(node_names, per_node, map(sum, per_node), strict=True)
-        ]
+        all_scores = ScoredNodes(node_names, names, per_node, list(map(sum, per_node)))
         for name, weight, scores in weighted_columns:
             self._record("Score", name, None, time.perf_counter() - elapsed[name], calls=len(nodes))
             if trace is not None:
