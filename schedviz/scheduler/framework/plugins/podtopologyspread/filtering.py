@@ -218,20 +218,31 @@ def _matching_pods(selector: Selector, namespace: str, node_info: NodeInfo) -> i
     return count_pods_match_selector(node_info.pods, selector, namespace)
 
 
+# filter_rows' classes: the two statuses filter_node can give.
+_MISSING_LABEL = 1
+_SKEW_EXCEEDED = 2
+
+
 def filter_rows(state: PreFilterState, pod: Pod, columns: NodeColumns, rows: IntArray) -> IntArray:
-    """``filter_node`` of the nodes at ``rows``, worked out once per combination of their
-    topology values (a missing key is a value too): 0 where it passes, the combination's
-    number (from 1) where it fails, for ``filter_columns``."""
-    numbers = np.stack([columns.label_values(c.topology_key)[0][rows] for c in state.constraints])
-    _, first, inverse = np.unique(numbers, axis=1, return_index=True, return_inverse=True)
-    classes = np.zeros(len(first), dtype=np.int64)
-    infos = columns.infos
-    for k, row_index in enumerate(first.tolist()):
-        node = infos[int(rows[row_index])].node
-        if node is None or filter_node(state, pod, node) is not None:
-            classes[k] = k + 1
-    result: IntArray = classes[inverse.reshape(-1)]
-    return result
+    """``filter_node`` of the nodes at ``rows``, column-wise: 0 where it passes, 1 where a
+    constraint's topology key is missing (before any later constraint is looked at) and 2
+    where a domain's skew would exceed maxSkew, for ``filter_columns``: filter_node gives the
+    one same status for each."""
+    classes = np.zeros(len(rows), dtype=np.int64)
+    for index, constraint in enumerate(state.constraints):
+        numbers_of_rows, values = columns.label_values(constraint.topology_key)
+        numbers = numbers_of_rows[rows]
+        open_ = classes == 0
+        classes[open_ & (numbers < 0)] = _MISSING_LABEL
+        # 'existing matching num' + 'if self-match (1 or 0)' - 'global minimum' <= 'maxSkew'
+        min_match_num = state.min_match_num(index, constraint.min_domains)
+        self_match_num = 1 if constraint.selector.matches(pod.labels) else 0
+        counts = state.tp_value_to_match_num[index]
+        match_of_number = np.array([counts.get(value, 0) for value in values], dtype=np.int64)
+        match_num = match_of_number[np.maximum(numbers, 0)] if values else np.zeros_like(numbers)
+        exceeded = match_num + self_match_num - min_match_num > constraint.max_skew
+        classes[open_ & (numbers >= 0) & exceeded] = _SKEW_EXCEEDED
+    return classes
 
 
 def get_pre_filter_state(cycle_state: CycleState) -> PreFilterState:
