@@ -49,7 +49,12 @@ def pod_requests(pod: Pod, non_missing: Amounts | None = None) -> Amounts:
     """The pod's effective requests per resource name, exact."""
     requests: Amounts = {}
     for container in pod.containers:
-        _add(requests, _container_requests(container, non_missing))
+        if requests:
+            _add(requests, _container_requests(container, non_missing))
+        else:
+            requests = _container_requests(container, non_missing)  # a new dict: ours
+    if not pod.init_containers and not pod.overhead:
+        return requests
     sidecars: Amounts = {}
     init_max: Amounts = {}
     for container in pod.init_containers:

@@ -308,6 +308,7 @@ class NodeInfo:
         "allocatable",
         "generation",
         "image_states",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -320,6 +321,8 @@ class NodeInfo:
 
     def __init__(self, node: Node | None = None, pods: list[Pod] | None = None) -> None:
         self.node: Node | None = None
+        # The node's name ("" without a node), kept beside it: read for every node of a cycle.
+        self.name = ""
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -335,17 +338,15 @@ class NodeInfo:
         for pod in pods or ():
             self.add_pod(pod)
 
-    @property
-    def name(self) -> str:
-        return self.node.name if self.node is not None else ""
-
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.name
         self.allocatable = Resource.from_resource_list(node.allocatable)
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         self.node = None
+        self.name = ""
         self.generation = next_generation()
 
     def add_pod(self, pod: Pod) -> None:
@@ -401,6 +402,7 @@ class NodeInfo:
         """A copy for the scheduler's snapshot; pod infos are shared, as upstream shares them."""
         copy = NodeInfo.__new__(NodeInfo)
         copy.node = self.node
+        copy.name = self.name
         copy.pods = list(self.pods)
         copy.pods_with_affinity = list(self.pods_with_affinity)
         copy.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
