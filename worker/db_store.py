@@ -20,6 +20,10 @@ version the bind started from, the bound pod is the cached one with its node and
 condition set, without decoding the manifest again (it is not even read). Any other change of the
 pod, and a bind whose pod changed in between, is decoded from the row as before.
 
+Several binds may share one transaction (``group``, the runner's group commit): the lease is
+checked once when it begins and its lock held until it commits, as for a single write; each bind
+in it is a savepoint of its own, so one that fails leaves the others.
+
 Change ids come from one sequence, but writers that do not lock the cluster (a bind) may commit
 out of id order; ``follow`` therefore looks back over the last ``LATE_COMMIT_SECONDS`` for rows
 that became visible after a later one, and applies any it missed.
@@ -119,6 +123,8 @@ class DatabaseStore(ClusterStore):
         self._next_late_check = 0.0
         # The Change id of each bind of this runner not followed yet -> what it wrote.
         self._own_binds: dict[int, services.PodBinding] = {}
+        # Inside ``group``: the lease was checked when its transaction began.
+        self._grouped = False
 
     # ------------------------------------------------------------------ list and watch
 
@@ -256,13 +262,27 @@ class DatabaseStore(ClusterStore):
             raise self.connection_failed
         try:
             with transaction.atomic():
-                if self.fenced_off or (self._fence is not None and not self._fence()):
+                if not self._grouped and (
+                    self.fenced_off or (self._fence is not None and not self._fence())
+                ):
                     self.fenced_off = True
                     raise LeaseLostError(self.cluster.pk)
                 yield
         except DATABASE_ERRORS as error:
             self.connection_failed = self.connection_failed or error
             raise
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """One transaction for several writes (the runner's group commit of binds), fenced by
+        the lease once; each ``write`` inside is a savepoint. ``LeaseLostError`` when the lease
+        is no longer this runner's: then nothing inside runs."""
+        with self.write():
+            self._grouped = True
+            try:
+                yield
+            finally:
+                self._grouped = False
 
     def apply(self, obj: KubeObject) -> None:
         with self.write():

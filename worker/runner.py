@@ -47,8 +47,8 @@ from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
-from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
+from worker.binding import GroupBindingScheduler
 from worker.db_store import DATABASE_ERRORS, DatabaseStore, LeaseLostError
 from worker.debugging import (
     ABANDON_GONE,
@@ -65,6 +65,10 @@ CONTROL_INTERVAL = 0.2
 # Cycle and Event rows are written every FLUSH_CYCLES cycles or FLUSH_INTERVAL seconds.
 FLUSH_CYCLES = 50
 FLUSH_INTERVAL = 0.2
+# On the live clock, binding cycles wait for a group commit (worker/binding.py) of at most
+# BIND_BATCH pods, at most BIND_WAIT seconds, and no longer than the queue has pods to schedule.
+BIND_BATCH = 50
+BIND_WAIT = 0.05
 # Sleep between polls when there is nothing to do.
 IDLE_POLL = 0.02
 # Clocks of the machines of one deployment agree within this many seconds.
@@ -396,7 +400,7 @@ class _Session:
         self.store.list_cluster()
         try:
             config = cluster_configuration(self.config_document, registry)
-            self.scheduler = Scheduler(
+            self.scheduler = GroupBindingScheduler(
                 config,
                 registry,
                 self.store,
@@ -431,6 +435,8 @@ class _Session:
                 self._flush()
             raise
         else:
+            if self.result.stopped != STOP_LEASE_LOST:
+                self._bind_deferred()
             self._flush()
         finally:
             self.result.scheduler_time = self.clock.now()
@@ -476,6 +482,11 @@ class _Session:
             except DebugAbandoned as abandoned:
                 self._abandon_debugged_cycle(abandoned)
                 return
+            deferred = self.scheduler.deferred
+            if deferred and (
+                len(deferred) >= BIND_BATCH or now - self.scheduler.deferred_since >= BIND_WAIT
+            ):
+                self._bind_deferred()
             if self.store.connection_failed is not None:
                 # A write failed with its connection inside a cycle (the framework made it a
                 # status): the cycle's outcome is unknown, the session starts over.
@@ -498,7 +509,11 @@ class _Session:
 
     def _work(self) -> bool:
         """Runs what the run state allows; False when there is nothing to do now."""
+        # Paused steps and the debugger's stops go through the binding cycle at once.
+        self.scheduler.bind_later = not self.virtual and not self.paused
         if self.paused:
+            if self._bind_deferred():
+                return True
             if self.debug_requested and self._claim_debug():
                 self._step_into()
                 return True
@@ -508,6 +523,8 @@ class _Session:
             return False
         if self._cycle() != _EMPTY:
             return True
+        if self._bind_deferred():
+            return True  # nothing left to schedule now: follow the binds back first
         wake = self.scheduler.next_wakeup()
         if wake is None:
             return False
@@ -517,6 +534,24 @@ class _Session:
         # Live: a backoff ends or a Permit times out later; not idle, only early.
         time.sleep(IDLE_POLL)
         return True
+
+    def _bind_deferred(self) -> bool:
+        """The group commit of the binding cycles waiting (worker/binding.py); whether there
+        were any. The lease lost: nothing is bound and ``fenced_off`` stops the loop. The
+        connection dropped: nothing of the group is kept (not its events either) and the
+        session starts over."""
+        events = len(self.store.events)
+        try:
+            bound = self.scheduler.bind_deferred(self.store.group)
+        except LeaseLostError:
+            return False
+        except DATABASE_ERRORS:
+            del self.store.events[events:]
+            raise
+        if self.store.connection_failed is not None:
+            del self.store.events[events:]
+            raise self.store.connection_failed
+        return bound
 
     def _cycle(self) -> str:
         """Due work and one cycle: _RAN, _POPPED (a pod that needed no cycle) or _EMPTY."""
