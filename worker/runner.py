@@ -425,8 +425,8 @@ class _Session:
         self.publisher.status("running", clock=cluster.clock_mode, paused=self.paused)
         self._offer_queue()
         # The listed cluster lives as long as the session: the collector need not walk it again
-        # (a full collection of a 5000-node cluster takes about 50 ms).
-        gc.collect()
+        # (a full collection of a 5000-node cluster takes about 50 ms). No collection first: it
+        # would hold the session up as long, and garbage frozen now is collected after unfreeze.
         gc.freeze()
         try:
             self._loop()
