@@ -14,6 +14,16 @@ bind of a cycle it was in the middle of; ``fenced_off`` tells it to stop. A writ
 connection failed may or may not have committed; the framework turns a failed bind into a
 status, so ``connection_failed`` keeps the error for the runner, which starts over.
 
+The runner's own binds come back through ``follow`` too; the store remembers what each one
+wrote (``services.PodBinding``), so that when its row arrives and the cached pod is still the
+version the bind started from, the bound pod is the cached one with its node and PodScheduled
+condition set, without decoding the manifest again (it is not even read). Any other change of the
+pod, and a bind whose pod changed in between, is decoded from the row as before.
+
+Several binds may share one transaction (``group``, the runner's group commit): the lease is
+checked once when it begins and its lock held until it commits, as for a single write; each bind
+in it is a savepoint of its own, so one that fails leaves the others.
+
 Change ids come from one sequence, but writers that do not lock the cluster (a bind) may commit
 out of id order; ``follow`` therefore looks back over the last ``LATE_COMMIT_SECONDS`` for rows
 that became visible after a later one, and applies any it missed.
@@ -55,6 +65,8 @@ DATABASE_ERRORS = (OperationalError, InterfaceError)
 LATE_COMMIT_SECONDS = 2.0
 # How often to look for such rows.
 LATE_COMMIT_CHECK_SECONDS = 0.2
+# Manifests of followed rows are read this many rows per query.
+MANIFEST_CHUNK = 500
 
 
 class LeaseLostError(services.ServiceError):
@@ -69,6 +81,20 @@ def object_key(kind: str, namespace: str, name: str) -> str:
     if model is not None and issubclass(model, NamespacedResource):
         return f"{namespace or 'default'}/{name}"
     return name
+
+
+POD_SCHEDULED = PodCondition("PodScheduled", "True")
+
+
+def _with_condition(
+    conditions: tuple[PodCondition, ...], condition: PodCondition
+) -> tuple[PodCondition, ...]:
+    """The conditions with ``condition`` replacing the one of its type (or appended), as
+    ``services`` sets it in the manifest."""
+    for i, existing in enumerate(conditions):
+        if existing.type == condition.type:
+            return (*conditions[:i], condition, *conditions[i + 1 :])
+    return (*conditions, condition)
 
 
 def _condition_dict(condition: PodCondition) -> dict[str, Any]:
@@ -95,6 +121,10 @@ class DatabaseStore(ClusterStore):
         self._applied_recently: set[int] = set()
         self._reads: deque[tuple[float, int]] = deque()
         self._next_late_check = 0.0
+        # The Change id of each bind of this runner not followed yet -> what it wrote.
+        self._own_binds: dict[int, services.PodBinding] = {}
+        # Inside ``group``: the lease was checked when its transaction began.
+        self._grouped = False
 
     # ------------------------------------------------------------------ list and watch
 
@@ -117,8 +147,11 @@ class DatabaseStore(ClusterStore):
         """Applies the Change rows written since the last call; returns how many."""
         now = time.monotonic()
         rows = list(
-            Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id).order_by("id")
+            Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id)
+            .order_by("id")
+            .defer("manifest")
         )
+        self._load_manifests(rows)
         if rows:
             self._reads.append((now, self.last_change_id))
             self.last_change_id = rows[-1].id
@@ -131,6 +164,21 @@ class DatabaseStore(ClusterStore):
                 self._apply_change(row)
                 applied += 1
         return applied
+
+    def _load_manifests(self, rows: list[Change]) -> None:
+        """Reads the manifests ``_apply_change`` needs: not a deletion's, not an own bind's."""
+        needed = {
+            row.id: row
+            for row in rows
+            if row.type != Change.Type.DELETED and row.id not in self._own_binds
+        }
+        ids = list(needed)
+        for start in range(0, len(ids), MANIFEST_CHUNK):
+            chunk = ids[start : start + MANIFEST_CHUNK]
+            for change_id, manifest in Change.objects.filter(id__in=chunk).values_list(
+                "id", "manifest"
+            ):
+                needed[change_id].manifest = manifest
 
     def has_new_changes(self) -> bool:
         return Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id).exists()
@@ -157,6 +205,7 @@ class DatabaseStore(ClusterStore):
     def _apply_change(self, row: Change) -> None:
         self._applied_recently.add(row.id)
         ref = (row.kind, object_key(row.kind, row.namespace, row.name))
+        own_bind = self._own_binds.pop(row.id, None)
         if max(self._versions.get(ref, 0), self._deleted.get(ref, 0)) >= row.id:
             # The cache has this change or a newer one (listed after it was written, delivered
             # twice, or a row committed late behind a newer change of the same object).
@@ -167,11 +216,32 @@ class DatabaseStore(ClusterStore):
             if self.get(*ref) is not None:
                 ClusterStore.delete(self, *ref)
             return
-        obj = self._decode(row.manifest, row.kind)
+        if own_bind is not None:
+            obj = self._bound_pod(ref, own_bind)
+        else:
+            obj = self._decode(row.manifest, row.kind)
         if obj is not None:
             self._versions[ref] = row.id
             self._deleted.pop(ref, None)
             ClusterStore.apply(self, obj)
+
+    def _bound_pod(self, ref: tuple[str, str], binding: services.PodBinding) -> KubeObject | None:
+        """The pod as this runner's bind left it: the cached pod with its node and PodScheduled
+        condition when the bind started from the cached version (what decoding the manifest
+        would give), else the manifest decoded."""
+        cached = self.get(*ref)
+        if (
+            isinstance(cached, Pod)
+            and self._versions.get(ref) == binding.bound_from
+            and not cached.scheduling_gates
+        ):
+            return dataclasses.replace(
+                cached,
+                node_name=binding.manifest["spec"]["nodeName"],
+                conditions=_with_condition(cached.conditions, POD_SCHEDULED),
+                manifest=binding.manifest,
+            )
+        return self._decode(binding.manifest, "Pod")
 
     def _decode(self, manifest: dict[str, Any], kind: str) -> KubeObject | None:
         try:
@@ -192,13 +262,27 @@ class DatabaseStore(ClusterStore):
             raise self.connection_failed
         try:
             with transaction.atomic():
-                if self.fenced_off or (self._fence is not None and not self._fence()):
+                if not self._grouped and (
+                    self.fenced_off or (self._fence is not None and not self._fence())
+                ):
                     self.fenced_off = True
                     raise LeaseLostError(self.cluster.pk)
                 yield
         except DATABASE_ERRORS as error:
             self.connection_failed = self.connection_failed or error
             raise
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """One transaction for several writes (the runner's group commit of binds), fenced by
+        the lease once; each ``write`` inside is a savepoint. ``LeaseLostError`` when the lease
+        is no longer this runner's: then nothing inside runs."""
+        with self.write():
+            self._grouped = True
+            try:
+                yield
+            finally:
+                self._grouped = False
 
     def apply(self, obj: KubeObject) -> None:
         with self.write():
@@ -222,7 +306,7 @@ class DatabaseStore(ClusterStore):
         """The pods/binding subresource, as a compare-and-set on the pod's row."""
         try:
             with self.write():
-                services.pod_bind(
+                binding = services.pod_bind(
                     cluster=self.cluster,
                     namespace=pod.namespace,
                     name=pod.name,
@@ -231,6 +315,7 @@ class DatabaseStore(ClusterStore):
         except services.ServiceError as error:
             message = str(error)
             return Status(Code.Error, (message,), error=message)
+        self._own_binds[binding.change_id] = binding
         return None
 
     def update_pod_status(

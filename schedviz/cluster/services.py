@@ -1027,7 +1027,17 @@ def _bind_conflict(name: str, node_name: str) -> BindConflict:
     )
 
 
-def pod_bind(*, cluster: Cluster, namespace: str, name: str, node_name: str) -> None:
+@dataclass(frozen=True, slots=True)
+class PodBinding:
+    """What a bind wrote: its Change row's id (the pod's new resourceVersion), the
+    resourceVersion of the pod it bound, and the manifest after the bind."""
+
+    change_id: int
+    bound_from: int
+    manifest: dict[str, Any]
+
+
+def pod_bind(*, cluster: Cluster, namespace: str, name: str, node_name: str) -> PodBinding:
     """The pods/binding subresource: a compare-and-set of the pod's node, once, never twice.
 
     Raises BindConflict with the API server's message when the pod is bound already (also
@@ -1061,6 +1071,7 @@ def pod_bind(*, cluster: Cluster, namespace: str, name: str, node_name: str) -> 
             if current is None:
                 raise ObjectNotFound([f"pods {go_quote(name)} not found"])
             raise _bind_conflict(name, current)
+    return PodBinding(change.id, row.resource_version, manifest)
 
 
 def pod_update_status(

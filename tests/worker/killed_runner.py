@@ -32,10 +32,11 @@ def main(cluster_id: int, where: str, marker: Path) -> None:
         while True:
             time.sleep(1)
 
-    def pod_bind(**kwargs: Any) -> None:
-        real_pod_bind(**kwargs)
+    def pod_bind(**kwargs: Any) -> services.PodBinding:
+        binding = real_pod_bind(**kwargs)
         if calls["bind"] == 3 and where == "inside-bind":
             stop_here()  # the compare-and-set done, its transaction not committed
+        return binding
 
     def store_bind(store: DatabaseStore, pod: Any, node_name: str) -> Any:
         calls["bind"] += 1

@@ -11,6 +11,7 @@ from runner_fixtures import manifests
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Event
 from schedviz.cluster.models import Pod as PodRow
+from schedviz.kube.decode import decode_object
 from schedviz.kube.objects import Pod, PodCondition
 from worker import db_store
 from worker.db_store import DatabaseStore
@@ -77,6 +78,89 @@ def test_the_schedulers_writes_come_back_only_through_the_log() -> None:
     ((event, old, new),) = seen
     assert (event, old.node_name, new.node_name) == ("MODIFIED", "", "node-0")
     assert [c.type for c in new.conditions] == ["PodScheduled"]
+
+
+def count_decodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds of the manifests the store decodes from now on."""
+    decoded: list[str] = []
+    real = db_store.decode_object
+
+    def decode(manifest: dict[str, Any]) -> Any:
+        decoded.append(manifest["kind"])
+        return real(manifest)
+
+    monkeypatch.setattr(db_store, "decode_object", decode)
+    return decoded
+
+
+def as_stored(cluster: Cluster, name: str) -> Pod:
+    """The pod decoded from its row, as a fresh list would have it."""
+    pod = decode_object(PodRow.objects.get(cluster=cluster, name=name).manifest)
+    assert isinstance(pod, Pod)
+    return pod
+
+
+def test_the_runners_own_bind_comes_back_without_decoding_its_manifest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = new_cluster(1, 1)
+    store, seen = watched(cluster)
+    decoded = count_decodes(monkeypatch)
+    assert store.bind(store.get("Pod", "default/pod-0"), "node-0") is None
+    assert store.follow() == 1
+    assert decoded == []
+    ((event, old, new),) = seen
+    assert (event, old.node_name) == ("MODIFIED", "")
+    stored = as_stored(cluster, "pod-0")
+    assert new == stored and new.manifest == stored.manifest
+    assert new.conditions == (PodCondition("PodScheduled", "True"),)
+
+
+def test_a_foreign_change_after_the_runners_bind_is_decoded_and_applied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = new_cluster(1, 1)
+    store, _ = watched(cluster)
+    decoded = count_decodes(monkeypatch)
+    assert store.bind(store.get("Pod", "default/pod-0"), "node-0") is None
+    services.pod_update_status(
+        cluster=cluster,
+        namespace="default",
+        name="pod-0",
+        condition={"type": "Ready", "status": "True"},
+        nominated_node_name=None,
+    )
+    assert store.follow() == 2
+    assert decoded == ["Pod"]
+    pod = store.get("Pod", "default/pod-0")
+    assert pod == as_stored(cluster, "pod-0")
+    assert (pod.node_name, [c.type for c in pod.conditions]) == (
+        "node-0",
+        ["PodScheduled", "Ready"],
+    )
+
+
+def test_the_runners_bind_of_a_pod_changed_since_it_was_cached_is_decoded() -> None:
+    cluster = new_cluster(1, 1)
+    store, _ = watched(cluster)
+    cached = store.get("Pod", "default/pod-0")
+    # A foreign change the store has not followed yet: the bind starts from it.
+    services.pod_update_status(
+        cluster=cluster,
+        namespace="default",
+        name="pod-0",
+        condition={"type": "Ready", "status": "True"},
+        nominated_node_name=None,
+    )
+    assert store.bind(cached, "node-0") is None
+    foreign, bind = Change.objects.filter(cluster=cluster, kind="Pod").order_by("-id")[:2][::-1]
+    # The bind's row arrives first (the foreign one committed late, say).
+    store._apply_change(bind)
+    pod = store.get("Pod", "default/pod-0")
+    assert pod == as_stored(cluster, "pod-0")
+    assert [c.type for c in pod.conditions] == ["Ready", "PodScheduled"]
+    store._apply_change(foreign)
+    assert store.get("Pod", "default/pod-0") is pod
 
 
 def test_a_status_update_returns_the_updated_pod_and_the_log_delivers_it() -> None:

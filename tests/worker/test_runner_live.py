@@ -319,17 +319,18 @@ def test_a_dropped_database_connection_is_reopened_and_each_pod_bound_once(
     calls = {"bind": 0, "follow": 0}
     real_bind, real_follow = services.pod_bind, DatabaseStore.follow
 
-    def failing_bind(**kwargs: Any) -> None:
+    def failing_bind(**kwargs: Any) -> services.PodBinding:
         calls["bind"] += 1
         if calls["bind"] == 3 and where == "bind-before-commit":
             raise connection_dropped()
-        real_bind(**kwargs)
+        binding = real_bind(**kwargs)
         if calls["bind"] == 3 and where == "bind-after-commit":
             # Committed, but the answer never arrives.
             def drop() -> None:
                 raise connection_dropped()
 
             transaction.on_commit(drop)
+        return binding
 
     def failing_follow(store: DatabaseStore) -> int:
         calls["follow"] += 1
