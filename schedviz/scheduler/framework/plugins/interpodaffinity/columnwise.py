@@ -28,6 +28,7 @@ from schedviz.scheduler.framework.plugins.interpodaffinity.filtering import (
     TopologyToMatchedTermCount,
     pod_matches_all_affinity_terms,
 )
+from schedviz.scheduler.framework.plugins.interpodaffinity.scoring import PreScoreState, ScoreMap
 from schedviz.scheduler.framework.plugins.names import INTER_POD_AFFINITY
 from schedviz.scheduler.framework.types import AffinityTerm, NodeInfo, PodInfo
 
@@ -263,3 +264,130 @@ def _holds_positive(
     numbers = columns.label_values(key)[0][rows]
     result: BoolArray = _positive_by_number(state, which, columns, key)[numbers]
     return result
+
+
+# PreScore / Score
+
+
+def _affinity_key_set(node_info: NodeInfo) -> int:
+    return _key_set_number(
+        term.topology_key
+        for p in node_info.pods_with_affinity
+        for term in (
+            *p.required_affinity_terms,
+            *(weighted.term for weighted in p.preferred_affinity_terms),
+            *(weighted.term for weighted in p.preferred_anti_affinity_terms),
+        )
+    )
+
+
+def _existing_terms(
+    existing: PodInfo, hard_pod_affinity_weight: int
+) -> Iterable[tuple[AffinityTerm, int]]:
+    """An existing pod's terms that score the incoming pod, with their signed weights."""
+    if hard_pod_affinity_weight > 0:
+        for term in existing.required_affinity_terms:
+            yield term, hard_pod_affinity_weight
+    for weighted in existing.preferred_affinity_terms:
+        yield weighted.term, weighted.weight
+    for weighted in existing.preferred_anti_affinity_terms:
+        yield weighted.term, -weighted.weight
+
+
+def _existing_terms_scoring(
+    pod: Pod,
+    namespace_labels: dict[str, str],
+    hard_pod_affinity_weight: int,
+    key: str,
+    weigh: bool,
+    node_info: NodeInfo,
+) -> int:
+    """The summed signed weights (``weigh``), or the number, of the node's pods' terms with
+    topology ``key`` that match ``pod``."""
+    total = 0
+    for existing in node_info.pods_with_affinity:
+        for term, weight in _existing_terms(existing, hard_pod_affinity_weight):
+            if term.topology_key == key and term.matches(pod, namespace_labels):
+                total += weight if weigh else 1
+    return total
+
+
+def _add_scores(
+    sums: dict[str, tuple[IntArray, IntArray]],
+    columns: NodeColumns,
+    key: str,
+    weights: IntArray,
+    matched: IntArray,
+) -> None:
+    """Adds each node's summed weights and number of matched terms at its value of ``key``."""
+    values_of_rows, values = columns.label_values(key)
+    kept = sums.get(key)
+    if kept is None:
+        kept = sums[key] = (
+            np.zeros(len(values), dtype=np.int64),
+            np.zeros(len(values), dtype=np.int64),
+        )
+    present = (values_of_rows >= 0) & (matched > 0)
+    np.add.at(kept[0], values_of_rows[present], weights[present])
+    np.add.at(kept[1], values_of_rows[present], matched[present])
+
+
+def topology_score(
+    state: PreScoreState,
+    columns: NodeColumns,
+    has_constraints: bool,
+    hard_pod_affinity_weight: int,
+) -> ScoreMap | None:
+    """``compute_topology_score`` over every node of ``columns``: a topology value is in the
+    map when some term matched at a node with it (its sum may be 0), and the map is None when
+    no value is."""
+    sums: dict[str, tuple[IntArray, IntArray]] = {}
+    pod_info = state.pod_info
+    if has_constraints:
+        for weighted_terms, sign in (
+            (pod_info.preferred_affinity_terms, 1),
+            (pod_info.preferred_anti_affinity_terms, -1),
+        ):
+            for weighted in weighted_terms:
+                term = weighted.term
+                matching = columns.derived(
+                    (INTER_POD_AFFINITY, "term", term_key(term)), partial(_pods_matching, term)
+                )
+                _add_scores(
+                    sums, columns, term.topology_key, matching * (weighted.weight * sign), matching
+                )
+    pod, namespace_labels = pod_info.pod, state.namespace_labels
+    pod_key = _pod_key(pod, namespace_labels)
+    for key in sorted(_topology_keys(columns, "affinity keys", _affinity_key_set)):
+        figures = [
+            columns.derived(
+                (INTER_POD_AFFINITY, "existing terms", pod_key, hard_pod_affinity_weight, key, w),
+                partial(
+                    _existing_terms_scoring, pod, namespace_labels, hard_pod_affinity_weight, key, w
+                ),
+            )
+            for w in (True, False)
+        ]
+        _add_scores(sums, columns, key, *figures)
+    total: ScoreMap = {}
+    for key, (weights, matched) in sums.items():
+        numbers = np.flatnonzero(matched).tolist()
+        if numbers:
+            values = columns.label_values(key)[1]
+            total[key] = dict(
+                zip(map(values.__getitem__, numbers), weights[numbers].tolist(), strict=True)
+            )
+    return total or None
+
+
+def score_rows(state: PreScoreState, columns: NodeColumns, rows: IntArray) -> IntArray:
+    """``score_node`` of the nodes at ``rows``."""
+    scores = np.zeros(len(rows), dtype=np.int64)
+    for key, value_scores in state.topology_score.items():
+        values_of_rows, values = columns.label_values(key)
+        by_number = np.zeros(len(values) + 1, dtype=np.int64)  # the last: no such label
+        numbers = columns.label_numbers(key, value_scores)
+        by_number[numbers] = np.fromiter(value_scores.values(), dtype=np.int64)
+        by_number[-1] = 0  # values no node has came out as -1
+        scores += by_number[values_of_rows[rows]]
+    return scores

@@ -38,6 +38,10 @@ from schedviz.scheduler.framework.interface import (
 from schedviz.scheduler.framework.plugins.interpodaffinity.columnwise import (
     filter_rows,
     pre_filter_counts,
+    score_rows,
+)
+from schedviz.scheduler.framework.plugins.interpodaffinity.columnwise import (
+    topology_score as column_topology_score,
 )
 from schedviz.scheduler.framework.plugins.interpodaffinity.filtering import (
     PRE_FILTER_STATE_KEY,
@@ -226,9 +230,15 @@ class InterPodAffinity(
         pre_score_state = PreScoreState(
             {}, pod_info, namespace_labels_snapshot(pod.namespace, objects)
         )
-        topology_score = compute_topology_score(
-            pre_score_state, all_nodes, has_constraints, self.args.hard_pod_affinity_weight
-        )
+        columns = self._columns()
+        if columns is not None and lister.list() is columns.infos:
+            topology_score = column_topology_score(
+                pre_score_state, columns, has_constraints, self.args.hard_pod_affinity_weight
+            )
+        else:
+            topology_score = compute_topology_score(
+                pre_score_state, all_nodes, has_constraints, self.args.hard_pod_affinity_weight
+            )
         if topology_score is None:
             return new_status(Code.Skip)
         pre_score_state.topology_score = topology_score
@@ -241,6 +251,15 @@ class InterPodAffinity(
         except ValueError as error:
             return 0, as_status(str(error))
         return score_node(pre_score_state, node_info), None
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        try:
+            pre_score_state = get_pre_score_state(state)
+        except ValueError:
+            return None  # score reports it, node by node
+        return score_rows(pre_score_state, columns, rows)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return self
