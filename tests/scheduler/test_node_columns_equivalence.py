@@ -244,6 +244,15 @@ def _pod(rng: random.Random, index: int, node_count: int, *, affinity_pods: bool
         if rng.random() < 0.3:
             namespace = "team"
         affinity = _pod_affinity(rng)
+        if rng.random() < 0.1:
+            # The first pod of its group: required affinity to itself alone, over a key some
+            # nodes lack (Filter lets it onto any node with the key).
+            labels["app"] = f"solo-{index}"
+            term = {
+                "topologyKey": rng.choice(_AFFINITY_KEYS),
+                "labelSelector": {"matchLabels": {"app": labels["app"]}},
+            }
+            affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
         if affinity:
             spec["affinity"] = affinity
     return {
@@ -348,7 +357,7 @@ def test_column_wise_inter_pod_affinity_gives_the_node_by_node_traces(
     }
     assert len(reasons) == 3, reasons  # each of Filter's three checks rejects some node
     assert any(
-        scores["InterPodAffinity"]["raw"] != 0
+        "InterPodAffinity" in scores and scores["InterPodAffinity"]["raw"] != 0
         for trace in with_columns
         for scores in (trace["scores"] or {}).values()
     )
