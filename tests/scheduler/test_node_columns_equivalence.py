@@ -20,6 +20,10 @@ import yaml
 from schedviz.bench.workloads import WORKLOADS
 from schedviz.kube.load import Manifests, load_manifests
 from schedviz.scheduler.backend.cache.columns import NodeColumns
+from schedviz.scheduler.framework.plugins.interpodaffinity import filtering as ipa_filtering
+from schedviz.scheduler.framework.plugins.interpodaffinity import plugin as ipa_plugin
+from schedviz.scheduler.framework.plugins.interpodaffinity import scoring as ipa_scoring
+from schedviz.scheduler.framework.types import PodInfo
 from schedviz.scheduler.simulator import new_simulation
 
 _VARYING = ("durationMs", "wallTime")
@@ -137,6 +141,45 @@ def _spread(rng: random.Random) -> list[dict[str, Any]]:
     return constraints
 
 
+_AFFINITY_KEYS = ["kubernetes.io/hostname", "zone"]
+
+
+def _affinity_term(rng: random.Random) -> dict[str, Any]:
+    term: dict[str, Any] = {
+        "topologyKey": rng.choice(_AFFINITY_KEYS),
+        "labelSelector": {"matchLabels": {"app": rng.choice(["web", "db", "cache"])}},
+    }
+    draw = rng.random()
+    if draw < 0.2:
+        term["namespaces"] = rng.sample(["default", "team"], rng.randint(1, 2))
+    elif draw < 0.35:
+        term["namespaceSelector"] = {}  # every namespace
+    elif draw < 0.5:
+        term["namespaceSelector"] = {"matchLabels": {"tier": "team"}}
+    return term
+
+
+def _pod_affinity(rng: random.Random) -> dict[str, Any]:
+    """Required and preferred pod (anti-)affinity over hostnames and zones."""
+    affinity: dict[str, Any] = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.5:
+            continue
+        rules: dict[str, Any] = {}
+        if rng.random() < 0.5:
+            rules["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                _affinity_term(rng) for _ in range(rng.randint(1, 2))
+            ]
+        if rng.random() < 0.6:
+            rules["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.choice([1, 10, 50]), "podAffinityTerm": _affinity_term(rng)}
+                for _ in range(rng.randint(1, 2))
+            ]
+        if rules:
+            affinity[kind] = rules
+    return affinity
+
+
 def _node(rng: random.Random, index: int) -> dict[str, Any]:
     allocatable = {"cpu": rng.choice(["2", "4", "8", "3500m"]), "pods": rng.choice(["3", "110"])}
     if rng.random() > 0.1:
@@ -161,7 +204,7 @@ def _node(rng: random.Random, index: int) -> dict[str, Any]:
     return node
 
 
-def _pod(rng: random.Random, index: int, node_count: int) -> dict[str, Any]:
+def _pod(rng: random.Random, index: int, node_count: int, *, affinity_pods: bool) -> dict[str, Any]:
     requests: dict[str, str] = {}
     if rng.random() > 0.15:  # some pods are best-effort
         requests["cpu"] = rng.choice(["100m", "500m", "1", "3", "12"])
@@ -195,19 +238,47 @@ def _pod(rng: random.Random, index: int, node_count: int) -> dict[str, Any]:
         spec["topologySpreadConstraints"] = _spread(rng)
         if rng.random() < 0.3:
             spec["nodeSelector"] = {"disk": "ssd"}
+    namespace = "default"
+    if affinity_pods and rng.random() < 0.5:
+        labels["app"] = rng.choice(["web", "db", "cache"])
+        if rng.random() < 0.3:
+            namespace = "team"
+        affinity = _pod_affinity(rng)
+        if rng.random() < 0.1:
+            # The first pod of its group: required affinity to itself alone, over a key some
+            # nodes lack (Filter lets it onto any node with the key).
+            labels["app"] = f"solo-{index}"
+            term = {
+                "topologyKey": rng.choice(_AFFINITY_KEYS),
+                "labelSelector": {"matchLabels": {"app": labels["app"]}},
+            }
+            affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+        if affinity:
+            spec["affinity"] = affinity
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"pod-{index:03d}", "namespace": "default", "labels": labels},
+        "metadata": {"name": f"pod-{index:03d}", "namespace": namespace, "labels": labels},
         "spec": spec,
     }
 
 
-def _cluster(seed: int, strategy: str, nodes: int, pods: int) -> Manifests:
+def _cluster(
+    seed: int, strategy: str, nodes: int, pods: int, *, affinity_pods: bool = False
+) -> Manifests:
     rng = random.Random(seed)
     documents: list[dict[str, Any]] = [_configuration(strategy)]
+    if affinity_pods:
+        documents += [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "team", "labels": {"tier": "team"}},
+            },
+        ]
     documents += [_node(rng, i) for i in range(nodes)]
-    documents += [_pod(rng, i, nodes) for i in range(pods)]
+    documents += [_pod(rng, i, nodes, affinity_pods=affinity_pods) for i in range(pods)]
     return load_manifests(yaml.safe_dump_all(documents))
 
 
@@ -223,6 +294,73 @@ def test_column_wise_filter_and_score_give_the_node_by_node_traces(
     assert len(with_columns) >= 150  # pods naming a node skip the scheduler
     assert any(trace["result"] == "Unschedulable" for trace in with_columns)
     assert any(len(trace["scores"]) > 1 for trace in with_columns)
+    assert with_columns == node_by_node
+
+
+def _checking_inter_pod_affinity_maps(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Makes the column-wise PreFilter and PreScore of InterPodAffinity also count node by node
+    and compare (the maps themselves, which a trace only shows through Filter and Score);
+    returns how often each was checked and how often they differed (an assertion raised here
+    would only fail the cycle, and the pod would be retried)."""
+    checked = {"pre_filter": 0, "pre_score": 0, "differed": 0}
+    pre_filter_counts = ipa_plugin.pre_filter_counts
+    topology_score = ipa_plugin.column_topology_score
+
+    def checked_pre_filter_counts(
+        pod_info: PodInfo, namespace_labels: dict[str, str], columns: NodeColumns
+    ) -> Any:
+        result = pre_filter_counts(pod_info, namespace_labels, columns)
+        existing = ipa_filtering.get_existing_anti_affinity_counts(
+            pod_info.pod, namespace_labels, columns.infos
+        )
+        affinity, anti = ipa_filtering.get_incoming_affinity_anti_affinity_counts(
+            pod_info, columns.infos
+        )
+        checked["differed"] += result[:3] != (existing, affinity, anti)
+        checked["pre_filter"] += 1
+        return result
+
+    def checked_topology_score(
+        state: ipa_scoring.PreScoreState, columns: NodeColumns, has_constraints: bool, hard: int
+    ) -> Any:
+        result = topology_score(state, columns, has_constraints, hard)
+        expected = ipa_scoring.compute_topology_score(state, columns.infos, has_constraints, hard)
+        checked["differed"] += result != expected
+        checked["pre_score"] += 1
+        return result
+
+    monkeypatch.setattr(ipa_plugin, "pre_filter_counts", checked_pre_filter_counts)
+    monkeypatch.setattr(ipa_plugin, "column_topology_score", checked_topology_score)
+    return checked
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_column_wise_inter_pod_affinity_gives_the_node_by_node_traces(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # Half the pods carry required and preferred pod (anti-)affinity over hostnames and zones
+    # (some nodes lack the zone, some have it empty), in two namespaces, with namespace lists
+    # and selectors.
+    manifests = _cluster(seed, "LeastAllocated", nodes=120, pods=200, affinity_pods=True)
+    checked = _checking_inter_pod_affinity_maps(monkeypatch)
+    with_columns, node_by_node = _both_ways(monkeypatch, manifests, seed=seed)
+    assert checked["pre_filter"] >= 150 and checked["pre_score"] >= 100
+    assert checked["differed"] == 0
+    assert len(with_columns) >= 180
+    reasons = {
+        reason
+        for trace in with_columns
+        for statuses in (trace["filter"] or {}).values()
+        for status in statuses
+        if status["plugin"] == "InterPodAffinity"
+        for reason in status.get("reasons", ())
+    }
+    assert len(reasons) == 3, reasons  # each of Filter's three checks rejects some node
+    assert any(
+        "InterPodAffinity" in scores and scores["InterPodAffinity"]["raw"] != 0
+        for trace in with_columns
+        for scores in (trace["scores"] or {}).values()
+    )
     assert with_columns == node_by_node
 
 

@@ -160,6 +160,12 @@ class NodeColumns:
         self.label_values(key)
         return self._labels[key][2].get(value, -1)
 
+    def label_numbers(self, key: str, values: Iterable[str]) -> IntArray:
+        """``label_number`` of each of ``values``, in their order."""
+        self.label_values(key)
+        number_of = self._labels[key][2]
+        return np.fromiter((number_of.get(v, -1) for v in values), dtype=np.int64)
+
     def rows(self, nodes: Sequence[NodeInfo]) -> IntArray | None:
         """The rows of these node infos, in their order; None unless every one of them is the
         snapshot's own."""

@@ -13,13 +13,17 @@ a nil set is an empty set to a selector, so an empty namespaceSelector matches i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from schedviz.kube.objects import Node, Pod
 from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import Code, Status, as_status, new_status
 from schedviz.scheduler.framework.plugins.names import INTER_POD_AFFINITY
 from schedviz.scheduler.framework.types import AffinityTerm, NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from schedviz.scheduler.backend.cache.columns import BoolArray
 
 PRE_FILTER_STATE_KEY = "PreFilter" + INTER_POD_AFFINITY
 
@@ -104,6 +108,10 @@ class PreFilterState:
     pod_info: PodInfo
     # A copy of the incoming pod's namespace labels.
     namespace_labels: dict[str, str]
+    # Not in upstream: the counts by label value number for the column-wise Filter, per (map,
+    # topology key), with the columns and the number of values they were made for; dropped
+    # whenever the counts change.
+    by_number: dict[tuple[str, str], tuple[object, int, BoolArray]] = field(default_factory=dict)
 
     def clone(self) -> PreFilterState:
         # The pod info does not change during a cycle, so it is shared, as upstream does.
@@ -113,10 +121,12 @@ class PreFilterState:
             dict(self.anti_affinity_counts),
             self.pod_info,
             self.namespace_labels,
+            dict(self.by_number),
         )
 
     def update_with_pod(self, pod_info: PodInfo, node: Node, multiplier: int) -> None:
         """Counts (or uncounts, with -1) a pod placed on ``node``."""
+        self.by_number.clear()
         update_with_anti_affinity_terms(
             self.existing_anti_affinity_counts,
             pod_info.required_anti_affinity_terms,
@@ -199,13 +209,30 @@ def compute_pre_filter_state(
         pod_info.pod, namespace_labels, nodes_with_required_anti_affinity_pods
     )
     affinity, anti_affinity = get_incoming_affinity_anti_affinity_counts(pod_info, all_nodes)
+    return pre_filter_state_from_counts(
+        pod_info, namespace_labels, existing, affinity, anti_affinity
+    )
+
+
+def pre_filter_state_from_counts(
+    pod_info: PodInfo,
+    namespace_labels: dict[str, str],
+    existing: TopologyToMatchedTermCount,
+    affinity: TopologyToMatchedTermCount,
+    anti_affinity: TopologyToMatchedTermCount,
+    by_number: dict[tuple[str, str], tuple[object, int, BoolArray]] | None = None,
+) -> tuple[PreFilterState | None, Status | None]:
+    """``compute_pre_filter_state``'s answer from the counts, however they were made
+    (``by_number``: see PreFilterState)."""
     if (
         not existing
         and not pod_info.required_affinity_terms
         and not pod_info.required_anti_affinity_terms
     ):
         return None, new_status(Code.Skip)
-    return PreFilterState(existing, affinity, anti_affinity, pod_info, namespace_labels), None
+    return PreFilterState(
+        existing, affinity, anti_affinity, pod_info, namespace_labels, by_number or {}
+    ), None
 
 
 def get_pre_filter_state(cycle_state: CycleState) -> PreFilterState:

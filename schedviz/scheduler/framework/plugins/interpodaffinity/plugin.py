@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from schedviz.kube.labels import NOTHING
 from schedviz.kube.objects import Namespace, Node, Pod
 from schedviz.scheduler.apis.config.types_pluginargs import InterPodAffinityArgs
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -34,12 +35,21 @@ from schedviz.scheduler.framework.interface import (
     as_status,
     new_status,
 )
+from schedviz.scheduler.framework.plugins.interpodaffinity.columnwise import (
+    filter_rows,
+    pre_filter_counts,
+    score_rows,
+)
+from schedviz.scheduler.framework.plugins.interpodaffinity.columnwise import (
+    topology_score as column_topology_score,
+)
 from schedviz.scheduler.framework.plugins.interpodaffinity.filtering import (
     PRE_FILTER_STATE_KEY,
     compute_pre_filter_state,
     filter_node,
     get_pre_filter_state,
     pod_matches_all_affinity_terms,
+    pre_filter_state_from_counts,
 )
 from schedviz.scheduler.framework.plugins.interpodaffinity.scoring import (
     PRE_SCORE_STATE_KEY,
@@ -138,9 +148,18 @@ class InterPodAffinity(
         for term in (*pod_info.required_affinity_terms, *pod_info.required_anti_affinity_terms):
             merge_affinity_term_namespaces_if_not_empty(term, objects)
         namespace_labels = namespace_labels_snapshot(pod.namespace, objects)
-        pre_filter_state, status = compute_pre_filter_state(
-            pod_info, namespace_labels, nodes, lister.have_pods_with_required_anti_affinity_list()
-        )
+        columns = self._columns()
+        if columns is not None and nodes is columns.infos:
+            pre_filter_state, status = pre_filter_state_from_counts(
+                pod_info, namespace_labels, *pre_filter_counts(pod_info, namespace_labels, columns)
+            )
+        else:
+            pre_filter_state, status = compute_pre_filter_state(
+                pod_info,
+                namespace_labels,
+                nodes,
+                lister.have_pods_with_required_anti_affinity_list(),
+            )
         if pre_filter_state is not None:
             state.write(PRE_FILTER_STATE_KEY, pre_filter_state)
         return None, status
@@ -174,6 +193,23 @@ class InterPodAffinity(
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return filter_node(state, node_info)
 
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        if not columns.exact:
+            return None
+        try:
+            pre_filter_state = get_pre_filter_state(state)
+        except ValueError:
+            return None  # filter reports it, node by node
+        return filter_rows(pre_filter_state, columns, rows)
+
+    def _columns(self) -> NodeColumns | None:
+        """The snapshot's node columns, when the lister is a snapshot and they are on."""
+        node_columns = getattr(self._handle.snapshot_shared_lister(), "node_columns", None)
+        columns: NodeColumns | None = node_columns() if node_columns is not None else None
+        return columns if columns is not None and columns.exact else None
+
     # -- PreScore / Score -----------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -194,9 +230,15 @@ class InterPodAffinity(
         pre_score_state = PreScoreState(
             {}, pod_info, namespace_labels_snapshot(pod.namespace, objects)
         )
-        topology_score = compute_topology_score(
-            pre_score_state, all_nodes, has_constraints, self.args.hard_pod_affinity_weight
-        )
+        columns = self._columns()
+        if columns is not None and lister.list() is columns.infos:
+            topology_score = column_topology_score(
+                pre_score_state, columns, has_constraints, self.args.hard_pod_affinity_weight
+            )
+        else:
+            topology_score = compute_topology_score(
+                pre_score_state, all_nodes, has_constraints, self.args.hard_pod_affinity_weight
+            )
         if topology_score is None:
             return new_status(Code.Skip)
         pre_score_state.topology_score = topology_score
@@ -209,6 +251,15 @@ class InterPodAffinity(
         except ValueError as error:
             return 0, as_status(str(error))
         return score_node(pre_score_state, node_info), None
+
+    def score_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        try:
+            pre_score_state = get_pre_score_state(state)
+        except ValueError:
+            return None  # score reports it, node by node
+        return score_rows(pre_score_state, columns, rows)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return self
