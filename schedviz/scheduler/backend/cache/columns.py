@@ -245,3 +245,11 @@ class NodeColumns:
             number = number_of[value] = len(values)
             values.append(value)
         numbers[row] = number
+
+
+def columns_of(lister: object) -> NodeColumns | None:
+    """A node lister's columns, when it is a snapshot (``node_columns``) and they are on; None
+    otherwise (a plugin then walks the nodes as upstream does)."""
+    node_columns = getattr(lister, "node_columns", None)
+    columns: NodeColumns | None = node_columns() if node_columns is not None else None
+    return columns if columns is not None and columns.exact else None

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from schedviz.kube.labels import NOTHING
 from schedviz.kube.objects import Namespace, Node, Pod
 from schedviz.scheduler.apis.config.types_pluginargs import InterPodAffinityArgs
-from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns, columns_of
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -206,9 +206,7 @@ class InterPodAffinity(
 
     def _columns(self) -> NodeColumns | None:
         """The snapshot's node columns, when the lister is a snapshot and they are on."""
-        node_columns = getattr(self._handle.snapshot_shared_lister(), "node_columns", None)
-        columns: NodeColumns | None = node_columns() if node_columns is not None else None
-        return columns if columns is not None and columns.exact else None
+        return columns_of(self._handle.snapshot_shared_lister())
 
     # -- PreScore / Score -----------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_pod_topology_spread_args,
 )
-from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns, columns_of
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
@@ -245,9 +245,7 @@ class PodTopologySpread(
 
     def _columns(self) -> NodeColumns | None:
         """The snapshot's node columns, when the lister is a snapshot and they are on."""
-        node_columns = getattr(self._handle.snapshot_shared_lister(), "node_columns", None)
-        columns: NodeColumns | None = node_columns() if node_columns is not None else None
-        return columns if columns is not None and columns.exact else None
+        return columns_of(self._handle.snapshot_shared_lister())
 
     def score_extensions(self) -> ScoreExtensions:
         return self
