@@ -253,24 +253,19 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
         return score_node(node_info), None
 
     def node_scorer(self, state: CycleState, pod: Pod) -> NodeScorer | Status:
-        try:
-            requests: Sequence[int] = state.read_as(
-                PRE_SCORE_STATE_KEY, PodRequestsState
-            ).pod_requests
-        except (KeyError, TypeError):
-            requests = self._scorer.calculate_pod_resource_request_list(pod)
-        return self._scorer.node_scorer(requests)
+        return self._scorer.node_scorer(self._score_requests(state, pod))
 
     def score_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
     ) -> IntArray | None:
+        return self._scorer.score_columns(self._score_requests(state, pod), columns, rows)
+
+    def _score_requests(self, state: CycleState, pod: Pod) -> Sequence[int]:
+        """The pod's requests PreScore left, or worked out again when it left none."""
         try:
-            requests: Sequence[int] = state.read_as(
-                PRE_SCORE_STATE_KEY, PodRequestsState
-            ).pod_requests
+            return state.read_as(PRE_SCORE_STATE_KEY, PodRequestsState).pod_requests
         except (KeyError, TypeError):
-            requests = self._scorer.calculate_pod_resource_request_list(pod)
-        return self._scorer.score_columns(requests, columns, rows)
+            return self._scorer.calculate_pod_resource_request_list(pod)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
