@@ -85,11 +85,15 @@ def _initial_state(
 
 
 @database_sync_to_async
-def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> str:
+def _render_live(
+    cluster_id: int, page: str | None, colour_by: str | None, query: presenters.NodeQuery
+) -> str:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return ""
-    context = presenters.live_context(cluster=cluster, page=page, colour_by=colour_by, oob=True)
+    context = presenters.live_context(
+        cluster=cluster, page=page, colour_by=colour_by, oob=True, query=query
+    )
     return render_to_string(f"{DASHBOARD}#nodes", context) + render_to_string(
         f"{DASHBOARD}#pending", context
     )
@@ -119,6 +123,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     as_json: bool
     page: str | None
     colour_by: str | None
+    node_query: presenters.NodeQuery
     feed: deque[dict[str, Any]]
     requeue_events: dict[str, list[str]]
     scheduler_time: float
@@ -139,6 +144,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self.as_json = query.get("format") == ["json"]
         self.page = (query.get("page") or [None])[0]
         self.colour_by = (query.get("colour") or [None])[0]
+        self.node_query = presenters.NodeQuery.of({k: v[0] for k, v in query.items() if v})
         self._refresh, self._refreshed_at = None, float("-inf")
         self._refresh_interval = REFRESH_INTERVAL
         self.group = group_name(self.cluster_id)
@@ -286,7 +292,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     async def _refresh_after(self, delay: float) -> None:
         await asyncio.sleep(delay)
         started = time.monotonic()
-        html = await _render_live(self.cluster_id, self.page, self.colour_by)
+        html = await _render_live(self.cluster_id, self.page, self.colour_by, self.node_query)
         self._refreshed_at = time.monotonic()
         took = self._refreshed_at - started
         self._refresh_interval = max(REFRESH_INTERVAL, REFRESH_DUTY * took)

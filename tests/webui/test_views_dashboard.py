@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -126,16 +127,42 @@ def test_manifests_are_required_when_they_are_the_source(client: Client) -> None
     assert not Cluster.objects.exists()
 
 
-def test_delete_and_reset(client: Client, cluster: Cluster) -> None:
-    assert client.post(_url(cluster, "reset/")).status_code == 302
+def test_reset_and_delete_ask_first_and_act_on_the_confirmation(
+    client: Client, cluster: Cluster
+) -> None:
+    client.force_login(User.objects.create_user("ann"))
+    for action in ("reset/", "delete/"):
+        asked = client.get(_url(cluster, action))
+        assert asked.status_code == 200
+        body = asked.content.decode()
+        assert 'name="confirm" value="yes"' in body and "cannot be undone" in body
+        # A post without the confirmation (a form without script, a stray click) asks again.
+        assert client.post(_url(cluster, action)).status_code == 200
+    assert Node.objects.filter(cluster=cluster).exists()
+    assert client.post(_url(cluster, "reset/"), {"confirm": "yes"}).status_code == 302
     assert not Node.objects.filter(cluster=cluster).exists()
-    assert client.post(_url(cluster, "delete/")).status_code == 302
+    assert client.post(_url(cluster, "delete/"), {"confirm": "yes"}).status_code == 302
     assert not Cluster.objects.exists()
 
 
-def test_deleting_needs_a_post(client: Client, cluster: Cluster) -> None:
-    assert client.get(_url(cluster, "delete/")).status_code == 405
-    assert Cluster.objects.exists()
+def test_a_visitor_signed_out_cannot_wipe_an_ownerless_cluster_made_by_someone_else(
+    client: Client, cluster: Cluster
+) -> None:
+    for action in ("reset/", "delete/"):
+        response = client.post(_url(cluster, action), {"confirm": "yes"})
+        assert response.status_code == 403
+        assert "Sign in to" in response.content.decode()
+    assert Node.objects.filter(cluster=cluster).exists()
+    # Other changes stay open to everyone: the ownerless cluster is a shared playground.
+    assert client.post(_url(cluster, "control/pause/")).status_code == 302
+
+
+def test_a_visitor_signed_out_may_wipe_the_cluster_they_made(client: Client) -> None:
+    client.post("/", {"name": "mine", "clock_mode": "live", "source": "empty"})
+    mine = Cluster.objects.get(name="mine")
+    assert mine.owner is None
+    assert client.post(_url(mine, "delete/"), {"confirm": "yes"}).status_code == 302
+    assert not Cluster.objects.filter(name="mine").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,7 +190,7 @@ spec:
     assert "500m / 2" in body and "1Gi / 4Gi" in body and "1 / 10" in body
     assert "dedicated=gpu:NoSchedule" in body
     assert f'href="/clusters/{cluster.pk}/pods/shop/web/"' in body
-    assert f'ws-connect="/ws/clusters/{cluster.pk}/?page=1&amp;colour=namespace"' in body
+    assert f'ws-connect="/ws/clusters/{cluster.pk}/?colour=namespace&amp;page=1"' in body
     assert "hx-ws-2" in body
 
 
@@ -270,7 +297,7 @@ def test_node_cards_are_paginated(client: Client) -> None:
     assert "page 1 of 3" in body
     body = client.get(_url(cluster) + "?page=3").content.decode()
     assert body.count('class="node-card') == 24 and 'id="node-n-119"' in body
-    assert f'ws-connect="/ws/clusters/{cluster.pk}/?page=3&amp;colour=namespace"' in body
+    assert f'ws-connect="/ws/clusters/{cluster.pk}/?colour=namespace&amp;page=3"' in body
 
 
 @pytest.mark.parametrize("target", ["nodes", "pending", "queue", "feed", "controls"])
@@ -547,5 +574,5 @@ spec: {nodeName: node-1, priority: 2000001000, containers: [{name: c, image: i}]
     assert 'class="chip ns-' in body
     body = client.get(_url(cluster) + "?colour=priority").content.decode()
     assert 'class="chip prio-3" href="/clusters/' in body
-    assert f'ws-connect="/ws/clusters/{cluster.pk}/?page=1&amp;colour=priority"' in body
+    assert f'ws-connect="/ws/clusters/{cluster.pk}/?colour=priority&amp;page=1"' in body
     assert 'class="chip ns-' not in body
