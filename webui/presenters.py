@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import json
 import zlib
-from urllib.parse import urlencode
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
 
