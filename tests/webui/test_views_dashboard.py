@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -576,3 +577,107 @@ spec: {nodeName: node-1, priority: 2000001000, containers: [{name: c, image: i}]
     assert 'class="chip prio-3" href="/clusters/' in body
     assert f'ws-connect="/ws/clusters/{cluster.pk}/?colour=priority&amp;page=1"' in body
     assert 'class="chip ns-' not in body
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding nodes in a large cluster
+
+
+def _zoned_cluster() -> Cluster:
+    cluster = services.cluster_create(name="zones")
+    text = "\n---\n".join(
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n-{i:03d}, labels: "
+        f"{{topology.kubernetes.io/zone: zone-{'ab'[i % 2]}, pool: {'gpu' if i < 3 else 'cpu'}}}}}\n"
+        + ("spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\n" if i < 3 else "")
+        + "status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}"
+        for i in range(100)
+    )
+    services.manifests_apply(cluster=cluster, text=text)
+    services.manifests_apply(
+        cluster=cluster,
+        text="""
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  nodeName: n-001
+  containers: [{name: c, image: i, resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+""",
+    )
+    return cluster
+
+
+def _cards(body: str) -> list[str]:
+    return re.findall(r'class="node-card[^"]*" id="node-([^"]+)"', body)
+
+
+def test_nodes_are_found_by_name_label_and_taint_on_the_server(client: Client) -> None:
+    cluster = _zoned_cluster()
+    assert _cards(client.get(_url(cluster) + "?q=n-05").content.decode()) == [
+        f"n-05{i}" for i in range(10)
+    ]
+    by_label = client.get(_url(cluster) + "?label=pool%3Dgpu").content.decode()
+    assert _cards(by_label) == ["n-000", "n-001", "n-002"]
+    assert "matching the filters" in by_label
+    by_taint = client.get(_url(cluster) + "?taint=dedicated%3Dgpu").content.decode()
+    assert _cards(by_taint) == ["n-000", "n-001", "n-002"]
+    # The pager keeps the filters, with real hrefs.
+    zone_a = client.get(_url(cluster) + "?label=topology.kubernetes.io/zone%3Dzone-a")
+    assert "page 1 of 2" in zone_a.content.decode()
+    assert "label=topology.kubernetes.io%2Fzone%3Dzone-a&amp;colour=namespace&amp;page=2" in (
+        zone_a.content.decode()
+    )
+    none = client.get(_url(cluster) + "?q=nothing").content.decode()
+    assert "No node matches the filters" in none
+
+
+def test_nodes_are_found_by_their_verdict_in_the_latest_cycle(client: Client) -> None:
+    cluster = _zoned_cluster()
+    services.manifests_apply(
+        cluster=cluster,
+        text="""
+apiVersion: v1
+kind: Pod
+metadata: {name: picky, namespace: default}
+spec:
+  nodeSelector: {pool: gpu}
+  tolerations: [{operator: Exists}]
+  containers: [{name: c, image: i}]
+""",
+    )
+    run_cluster(cluster.pk)
+    chosen = Pod.objects.get(cluster=cluster, name="picky").node_name
+    body = client.get(_url(cluster) + "?verdict=chosen").content.decode()
+    assert _cards(body) == [chosen]
+    rejected = _cards(client.get(_url(cluster) + "?verdict=rejected").content.decode())
+    assert len(rejected) == 48 and "n-000" not in rejected
+
+
+def test_a_jump_to_a_node_opens_its_page_of_the_grid_with_the_card_marked(client: Client) -> None:
+    cluster = _zoned_cluster()
+    body = client.get(_url(cluster) + "?node=n-075").content.decode()
+    assert "page 2 of 3" in body
+    assert 'class="node-card focused" id="node-n-075"' in body
+    missing = client.get(_url(cluster) + "?node=n-999", follow=True).content.decode()
+    assert "No node named n-999" in missing
+
+
+def test_cards_show_their_zone_without_opening_the_labels(client: Client) -> None:
+    cluster = _zoned_cluster()
+    body = client.get(_url(cluster)).content.decode()
+    assert '<p class="zone" title="region · zone">zone-a</p>' in body
+
+
+def test_the_grid_grouped_by_a_label_counts_pods_and_free_resources_per_domain(
+    client: Client,
+) -> None:
+    cluster = _zoned_cluster()
+    response = client.get(_url(cluster) + "?group=topology.kubernetes.io/zone")
+    domains = {d.value: d for d in response.context["domains"]}
+    assert set(domains) == {"zone-a", "zone-b"}
+    assert (domains["zone-b"].nodes, domains["zone-b"].pods) == (50, 1)
+    assert domains["zone-b"].free_cpu == "99.5" and domains["zone-a"].free_cpu == "100"
+    assert domains["zone-b"].free_pods == 499
+    assert domains["zone-b"].free_memory == "199Gi"
+    body = response.content.decode()
+    assert "label=topology.kubernetes.io/zone%3Dzone-b" in body
