@@ -587,7 +587,8 @@ def _zoned_cluster() -> Cluster:
     cluster = services.cluster_create(name="zones")
     text = "\n---\n".join(
         f"apiVersion: v1\nkind: Node\nmetadata: {{name: n-{i:03d}, labels: "
-        f"{{topology.kubernetes.io/zone: zone-{'ab'[i % 2]}, pool: {'gpu' if i < 3 else 'cpu'}}}}}\n"
+        f"{{topology.kubernetes.io/zone: zone-{'ab'[i % 2]}, "
+        f"pool: {'gpu' if i < 3 else 'cpu'}}}}}\n"
         + ("spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\n" if i < 3 else "")
         + "status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}"
         for i in range(100)
