@@ -12,6 +12,17 @@ import pytest
 TESTS_DIR = Path(__file__).resolve().parent
 
 
+@pytest.fixture(autouse=True)
+def _forget_kept_amounts() -> Iterator[None]:
+    """The dashboard keeps decoded amounts per (pk, version): rolled-back test rows give their
+    pks out again, so each test starts with none kept."""
+    from webui.presenters import forget_amounts
+
+    forget_amounts()
+    yield
+    forget_amounts()
+
+
 @pytest.fixture
 def data_dir() -> Path:
     return TESTS_DIR / "data"

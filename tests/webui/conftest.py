@@ -28,17 +28,6 @@ CHROMIUM_ARGS = [
 SCREENSHOT_DIR_DEFAULT = ROOT / "var" / "test-screenshots"
 
 
-@pytest.fixture(autouse=True)
-def _forget_kept_amounts() -> Iterator[None]:
-    """The dashboard keeps decoded amounts per (pk, version): rolled-back test rows give their
-    pks out again, so each test starts with none kept."""
-    from webui.presenters import forget_amounts
-
-    forget_amounts()
-    yield
-    forget_amounts()
-
-
 @pytest.fixture(scope="session")
 def asgi_server_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment of the live server's process (its own var directory and database)."""
