@@ -13,6 +13,7 @@ urlpatterns = [
         export_views.export,
         name="export",
     ),
+    path("clusters/<int:cluster_id>/domains/", views.domains, name="domains"),
     path("clusters/<int:cluster_id>/delete/", views.cluster_delete, name="cluster_delete"),
     path("clusters/<int:cluster_id>/reset/", views.cluster_reset, name="cluster_reset"),
     path("clusters/<int:cluster_id>/control/<slug:action>/", views.control, name="control"),

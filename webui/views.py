@@ -47,6 +47,7 @@ from webui.prediction_panel import lesson_context, predict_context
 DASHBOARD = "webui/dashboard/page.html"
 CLUSTERS = "webui/clusters/list.html"
 CONFIRM = "webui/clusters/confirm.html"
+DOMAINS = "webui/dashboard/domains.html"
 
 
 def _owner(request: HttpRequest) -> User | None:
@@ -194,13 +195,27 @@ def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
     if query.node and presenters.node_get(cluster=cluster, name=query.node) is None:
         messages.error(request, f"No node named {query.node} in this cluster.")
     context["label_keys"] = presenters.label_keys(cluster=cluster)
-    context["domains"] = (
-        presenters.topology_domains(cluster=cluster, key=query.group) if query.group else None
-    )
     context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
     context.update(debugger_context(cluster=cluster))
     context.update(_share_context(request, cluster))
     return render(request, DASHBOARD, context)
+
+
+@require_http_methods(["GET", "HEAD"])
+def domains(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The nodes grouped by the value of label ``?group=`` (the zone by default), with pod
+    counts and free resources per domain: a page, or its table for htmx."""
+    cluster = _cluster(request, cluster_id)
+    group = presenters.NodeQuery.of(request.GET).group or presenters.ZONE_LABEL
+    context = {
+        "cluster": cluster,
+        "group": group,
+        "colour_by": presenters.colour_mode(request.GET.get("colour")),
+        "domains": presenters.topology_domains(cluster=cluster, key=group),
+    }
+    if _is_htmx(request):
+        return render(request, f"{DOMAINS}#domains", context)
+    return render(request, DOMAINS, context)
 
 
 def _share_context(request: HttpRequest, cluster: Cluster) -> dict[str, Any]:

@@ -57,7 +57,8 @@ class Command(BaseCommand):
         for page in result["pages"]:
             self.stdout.write(
                 f"  {page['page']:<32} median {page['medianSeconds'] * 1000:7.1f} ms, "
-                f"slowest {page['maxSeconds'] * 1000:7.1f} ms, {page['bytes'] / 1024:6.1f} KiB "
+                f"slowest {page['maxSeconds'] * 1000:7.1f} ms, "
+                f"first {page['firstSeconds'] * 1000:7.1f} ms, {page['bytes'] / 1024:6.1f} KiB "
                 f"(HTTP {page['status']})"
             )
         self.stdout.write(
