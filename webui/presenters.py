@@ -187,21 +187,22 @@ def _requests(manifest: dict[str, Any]) -> dict[str, int]:
     return {resource: to_int(resource, amount) for resource, amount in pod_requests(pod).items()}
 
 
-def _page_summaries(cluster: Cluster, names: list[str]) -> list[selectors.NodeSummary]:
-    """``selectors.node_list``'s totals for the named nodes only: a page of a large cluster
-    reads its own nodes' pods, not every pod of the cluster."""
-    nodes = NodeRow.objects.filter(cluster=cluster, name__in=names).order_by("name")
+def _page_summaries(cluster: Cluster, names: list[str] | None) -> list[selectors.NodeSummary]:
+    """``selectors.node_list``'s totals for the named nodes only (None: every node): a page of
+    a large cluster reads its own nodes' pods, not every pod of the cluster."""
+    nodes = NodeRow.objects.filter(cluster=cluster).order_by("name")
+    if names is not None:
+        nodes = nodes.filter(name__in=names)
     offered = _kept_amounts(_node_amounts, nodes, _amounts)
     summaries = [
         selectors.NodeSummary(row=row, allocatable=offered[row.pk])
         for row in nodes.defer("manifest")
     ]
     by_name = {summary.name: summary for summary in summaries}
-    bound = (
-        selectors.pod_list(cluster=cluster)
-        .filter(node_name__in=names)
-        .exclude(phase__in=[POD_SUCCEEDED, POD_FAILED])
-    )
+    bound = selectors.pod_list(cluster=cluster).exclude(node_name="")
+    if names is not None:
+        bound = bound.filter(node_name__in=names)
+    bound = bound.exclude(phase__in=[POD_SUCCEEDED, POD_FAILED]).order_by()
     requested = _kept_amounts(_pod_amounts, bound, _requests)
     for pk, node_name in bound.values_list("pk", "node_name"):
         summary = by_name.get(node_name)
@@ -454,11 +455,8 @@ def label_keys(*, cluster: Cluster) -> list[str]:
 def topology_domains(*, cluster: Cluster, key: str) -> list[Domain]:
     """The nodes grouped by the value of label ``key`` (nodes without it under ""), each domain
     with its pod count and free cpu, memory and pods, by domain value."""
-    names = list(
-        NodeRow.objects.filter(cluster=cluster).order_by("name").values_list("name", flat=True)
-    )
     domains: dict[str, Domain] = {}
-    for summary in _page_summaries(cluster, names):
+    for summary in _page_summaries(cluster, None):
         value = (summary.row.labels or {}).get(key, "")
         domain = domains.setdefault(value, Domain(value))
         domain.nodes += 1

@@ -2,7 +2,10 @@
 
 A cluster of ``nodes`` nodes in three zones, ``bound_per_node`` pods already on each node and
 ``pending`` pods the scheduler then places (virtual clock, full traces), in the configured
-database. Then, through Django's test client (the whole request: middleware, views, templates):
+database: the runner the write asks for (schedviz/cluster/ports.py; a thread of this process
+when embedded, a worker when distributed) schedules them, and the bench waits until it has.
+
+Then, through Django's test client (the whole request: middleware, views, templates):
 the dashboard, the dashboard filtered by a label, grouped by zone, the table of zones, and the
 newest cycle's trace page, each fetched once (the first, reported apart: nothing is kept yet)
 then ``repeats`` times (the median and the slowest reported).
@@ -29,7 +32,6 @@ from schedviz.cluster import services
 from schedviz.cluster.models import Cluster, Cycle
 from webui import presenters
 from webui.live_frames import LiveFrames
-from worker.runner import run_cluster
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 
@@ -106,17 +108,28 @@ def _manifests(nodes: int, bound_per_node: int, pending: int) -> str:
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
 
 
-def build_cluster(*, nodes: int, bound_per_node: int, pending: int) -> tuple[Cluster, float]:
-    """The cluster, scheduled until idle; and the seconds that took (apply and run)."""
+class BenchError(Exception):
+    """The cluster could not be built and scheduled in time."""
+
+
+def build_cluster(
+    *, nodes: int, bound_per_node: int, pending: int, timeout: float = 600.0
+) -> tuple[Cluster, float]:
+    """The cluster, scheduled until every pending pod has had a cycle; and the seconds that
+    took (apply and run)."""
+    if not settings.SCHEDVIZ_START_RUNNERS:
+        raise BenchError("SCHEDVIZ_START_RUNNERS is off: nothing would schedule the cluster")
     started = time.perf_counter()
-    with override_settings(SCHEDVIZ_START_RUNNERS=False):
-        cluster = services.cluster_create(
-            name=f"pagebench-{nodes}-{int(time.time())}",
-            clock_mode=Cluster.ClockMode.VIRTUAL,
-            seed=1,
-        )
-        services.manifests_apply(cluster=cluster, text=_manifests(nodes, bound_per_node, pending))
-        run_cluster(cluster.pk)
+    cluster = services.cluster_create(
+        name=f"pagebench-{nodes}-{int(time.time())}",
+        clock_mode=Cluster.ClockMode.VIRTUAL,
+        seed=1,
+    )
+    services.manifests_apply(cluster=cluster, text=_manifests(nodes, bound_per_node, pending))
+    while Cycle.objects.filter(cluster=cluster).count() < pending:
+        if time.perf_counter() - started > timeout:
+            raise BenchError(f"the cluster was not scheduled within {timeout:g} s")
+        time.sleep(0.5)
     return cluster, time.perf_counter() - started
 
 
@@ -158,8 +171,10 @@ def frame_sizes(*, cluster: Cluster) -> dict[str, int]:
     """Bytes of the live frames of a dashboard at page 1: the first (the whole grid, what every
     refresh sent before), one with nothing changed, and one after a pod is bound to a shown node."""
     frames = LiveFrames()
-    first = frames.live(presenters.live_context(cluster=cluster, oob=True))
+    context = presenters.live_context(cluster=cluster, oob=True)
+    first = frames.live(context)
     unchanged = frames.live(presenters.live_context(cluster=cluster, oob=True))
+    node = context["cards"][0].name if context["cards"] else ""
     with override_settings(SCHEDVIZ_START_RUNNERS=False):
         services.manifests_apply(
             cluster=cluster,
@@ -167,11 +182,12 @@ def frame_sizes(*, cluster: Cluster) -> dict[str, int]:
                 {
                     "apiVersion": "v1",
                     "kind": "Pod",
-                    "metadata": {"name": "frame-probe", "namespace": "default"},
-                    "spec": {"nodeName": "node-00001", "containers": [{"name": "c", "image": "i"}]},
+                    "metadata": {"name": f"frame-probe-{time.time_ns()}", "namespace": "default"},
+                    "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]},
                 }
             ),
         )
+
     bound = frames.live(presenters.live_context(cluster=cluster, oob=True))
     return {
         "fullFrameBytes": len(first.encode()),

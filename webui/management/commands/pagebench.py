@@ -1,6 +1,6 @@
 """``manage.py pagebench [--nodes N] [--bound-per-node N] [--pending N] [--repeats N]
 [--cluster ID] [--output json|table]``: how long the dashboard and a trace page take at scale,
-and how big the dashboard's websocket frames are (schedviz/bench/pages.py).
+and how big the dashboard's websocket frames are (webui/pagebench.py).
 
 Builds the cluster in the configured database (or measures ``--cluster``, an existing one); a
 measurement, never a test: the figures depend on the machine."""
@@ -12,8 +12,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from schedviz.bench.pages import build_cluster, frame_sizes, time_pages
 from schedviz.cluster.models import Cluster, Node
+from webui.pagebench import BenchError, build_cluster, frame_sizes, time_pages
 
 
 class Command(BaseCommand):
@@ -36,11 +36,14 @@ class Command(BaseCommand):
             if cluster is None:
                 raise CommandError(f"no cluster {options['cluster']}")
         else:
-            cluster, built = build_cluster(
-                nodes=options["nodes"],
-                bound_per_node=options["bound_per_node"],
-                pending=options["pending"],
-            )
+            try:
+                cluster, built = build_cluster(
+                    nodes=options["nodes"],
+                    bound_per_node=options["bound_per_node"],
+                    pending=options["pending"],
+                )
+            except BenchError as error:
+                raise CommandError(str(error)) from None
         pages = time_pages(cluster=cluster, repeats=options["repeats"])
         frames = frame_sizes(cluster=cluster)
         result = {
