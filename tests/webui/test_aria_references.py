@@ -3,6 +3,7 @@ page has, and headings never skip a level going down."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -66,5 +67,5 @@ def test_headings_never_skip_a_level(client: Client) -> None:
     for name, html in _pages(client).items():
         levels = [int(level) for level in re.findall(r"<h([1-6])[\s>]", html)]
         assert levels and levels[0] == 1, (name, levels)
-        for before, after in zip(levels, levels[1:], strict=False):
+        for before, after in itertools.pairwise(levels):
             assert after <= before + 1, (name, levels)
