@@ -46,7 +46,7 @@ class Command(BaseCommand):
                 raise CommandError(str(error)) from None
         pages = time_pages(cluster=cluster, repeats=options["repeats"])
         frames = frame_sizes(cluster=cluster)
-        result = {
+        result: dict[str, Any] = {
             "cluster": cluster.pk,
             "nodes": Node.objects.filter(cluster=cluster).count(),
             "buildSeconds": None if built is None else round(built, 1),
