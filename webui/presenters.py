@@ -455,20 +455,43 @@ def label_keys(*, cluster: Cluster) -> list[str]:
 def topology_domains(*, cluster: Cluster, key: str) -> list[Domain]:
     """The nodes grouped by the value of label ``key`` (nodes without it under ""), each domain
     with its pod count and free cpu, memory and pods, by domain value."""
+    nodes = NodeRow.objects.filter(cluster=cluster).order_by()
+    offered = _kept_amounts(_node_amounts, nodes, _amounts)
+    bound = (
+        selectors.pod_list(cluster=cluster)
+        .exclude(node_name="")
+        .exclude(phase__in=[POD_SUCCEEDED, POD_FAILED])
+        .order_by()
+    )
+    requested = _kept_amounts(_pod_amounts, bound, _requests)
     domains: dict[str, Domain] = {}
-    for summary in _page_summaries(cluster, None):
-        value = (summary.row.labels or {}).get(key, "")
+    domain_of: dict[str, Domain] = {}
+    for pk, name, labels in nodes.values_list("pk", "name", "labels").iterator(chunk_size=2000):
+        value = (labels or {}).get(key, "")
         domain = domains.setdefault(value, Domain(value))
+        domain_of[name] = domain
         domain.nodes += 1
-        domain.pods += summary.pod_count
-        for resource in (RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS):
-            domain.allocatable[resource] = domain.allocatable.get(
-                resource, 0
-            ) + summary.allocatable.get(resource, 0)
-            domain.requested[resource] = domain.requested.get(resource, 0) + summary.requested.get(
-                resource, 0
-            )
+        domain.allocatable = _summed(domain.allocatable, offered[pk])
+    resources = (RESOURCE_CPU, RESOURCE_MEMORY)
+    for pk, node_name in bound.values_list("pk", "node_name").iterator(chunk_size=2000):
+        found = domain_of.get(node_name)
+        if found is None or pk not in requested:
+            continue
+        found.pods += 1
+        for resource in resources:
+            amount = requested[pk].get(resource, 0)
+            found.requested[resource] = found.requested.get(resource, 0) + amount
+    for domain in domains.values():
+        domain.requested[RESOURCE_PODS] = domain.pods
     return [domains[value] for value in sorted(domains)]
+
+
+def _summed(total: dict[str, int], amounts: dict[str, int]) -> dict[str, int]:
+    """cpu, memory and pods of ``total`` plus ``amounts`` (a new dict)."""
+    return {
+        resource: total.get(resource, 0) + amounts.get(resource, 0)
+        for resource in (RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS)
+    }
 
 
 def node_get(*, cluster: Cluster, name: str) -> NodeRow | None:
