@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
+from django.db.models.fields.json import KeyTransform
 
 from schedviz.cluster import selectors
 from schedviz.cluster.models import Cluster, Cycle, PendingPods
@@ -280,13 +281,6 @@ def taint_text(taint: dict[str, Any]) -> str:
     return f"{taint.get('key', '')}{'=' + str(value) if value else ''}:{taint.get('effect', '')}"
 
 
-def _label_matches(labels: dict[str, str], term: str) -> bool:
-    key, sep, value = term.partition("=")
-    if not sep:
-        return key in labels
-    return labels.get(key.strip()) == value.strip()
-
-
 def latest_verdicts(*, cluster: Cluster) -> dict[str, str]:
     """Per node, its verdict in the newest cycle: chosen, feasible (passed every filter),
     rejected, or not evaluated (nodes the cycle never looked at, and nodes added since)."""
@@ -312,12 +306,19 @@ def _node_names(cluster: Cluster, query: NodeQuery, verdicts: dict[str, str]) ->
     rows = NodeRow.objects.filter(cluster=cluster).order_by("name")
     if query.name:
         rows = rows.filter(name__icontains=query.name)
-    if not (query.label or query.taint or query.verdict):
+    if query.label:
+        # In the database: JSON reads in SQL, not 5000 rows decoded here.
+        key, sep, value = query.label.partition("=")
+        if sep:
+            rows = rows.alias(label_value=KeyTransform(key.strip(), "labels")).filter(
+                label_value=value.strip()
+            )
+        else:
+            rows = rows.filter(labels__has_key=key)
+    if not (query.taint or query.verdict):
         return list(rows.values_list("name", flat=True))
     names = []
-    for name, labels, taints in rows.values_list("name", "labels", "taints").iterator():
-        if query.label and not _label_matches(labels or {}, query.label):
-            continue
+    for name, taints in rows.values_list("name", "taints").iterator():
         if query.taint and not any(query.taint in taint_text(t) for t in taints or []):
             continue
         if query.verdict and verdicts.get(name, "not evaluated") != query.verdict:
