@@ -15,13 +15,17 @@ from typing import Any
 
 import pytest
 from live_server import ROOT
-from test_browser_dashboard import _new_cluster
+from test_browser_dashboard import _apply, _new_cluster
 
 pytestmark = pytest.mark.browser
 
 VIEWPORTS = {"1440": {"width": 1440, "height": 900}, "390": {"width": 390, "height": 844}}
 BLOCKING = ("serious", "critical")
 LIVE_TIMEOUT_MS = 45_000
+LATE_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: late-comer}\n"
+    "spec: {containers: [{name: c, image: i}]}"
+)
 
 
 def screenshot_dir() -> Path:
@@ -65,6 +69,10 @@ def page_urls(chromium: Any, asgi_server: str) -> Iterator[tuple[Any, dict[str, 
         "login": "/accounts/login/",
         "not-found": "/clusters/999999/",
     }
+    page.goto("/lessons/resource-fit/")
+    page.locator("#load-lesson").click()
+    page.wait_for_url(re.compile(r"/clusters/\d+/$"))
+    urls["lesson-dashboard"] = page.url.removeprefix(asgi_server)
     page.close()
     yield context, urls
     context.close()
@@ -113,3 +121,30 @@ def test_every_page_type_passes_axe_and_fits_the_screen(
     page.close()
     assert not problems, problems
     assert not errors, errors
+
+
+def test_a_new_cycle_is_prepended_to_the_feed_without_the_whole_list(
+    page_urls: tuple[Any, dict[str, str]],
+) -> None:
+    from playwright.sync_api import expect
+
+    context, urls = page_urls
+    page = context.new_page()
+    page.goto(urls["dashboard"])
+    page.evaluate("window.__sameDocument = true")
+    expect(page.locator("#feed-list > li").first).to_be_visible()
+    before = page.locator("#feed-list > li").count()
+    _apply(page, LATE_POD)
+    late = page.locator("#feed-list > li", has_text="default/late-comer")
+    expect(late).to_have_count(1, timeout=LIVE_TIMEOUT_MS)
+    numbers = [
+        int(n or 0)
+        for n in page.locator("#feed-list > li").evaluate_all(
+            "items => items.map(item => item.dataset.cycle)"
+        )
+    ]
+    # Newest first, each cycle once, the ones from before still there: prepended, not replaced.
+    assert numbers == sorted(set(numbers), reverse=True) and len(numbers) > before
+    assert page.locator("#feed-list").count() == 1
+    assert page.evaluate("window.__sameDocument === true")
+    page.close()
