@@ -20,6 +20,10 @@ runner has it again the status says the scheduler is back. Both go out as ``clus
 (to API clients too).
 
 API clients connect with ``?format=json`` and get each message as a JSON text frame instead.
+On connect they get ``hello``, then the current state as the same three messages the runner
+sends: ``cluster.status`` (the runner), ``cluster.queue`` (the queue the runner last wrote, with
+``pending``, the pods it held, ``time``, the scheduler time then, and ``asOf``) and
+``cluster.cycles`` (the newest cycles, oldest first, as the browser's feed starts with them).
 Who may watch is decided by the same check as the pages' reads (webui/access.py): the owner, an
 ownerless cluster, or a read-only share link the session opened.
 """
@@ -38,7 +42,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from schedviz.cluster import selectors
-from schedviz.cluster.models import Cluster
+from schedviz.cluster.models import Cluster, PendingPods
 from schedviz.cluster.services import ObjectNotFound
 from webui import access, debugger_panel, prediction_panel, presenters
 
@@ -82,6 +86,25 @@ def _initial_state(
         cluster_id=cluster_id, queue=queue, pending=None, now=now, events=events, as_of=as_of
     )
     return presenters.recent_cycles(cluster=cluster), events, now, queue_view
+
+
+@database_sync_to_async
+def _initial_json_state(cluster_id: int) -> list[dict[str, Any]]:
+    """The queue and the newest cycles as the ``cluster.queue`` and ``cluster.cycles`` messages
+    a runner sends (a JSON client's equivalent of the page's first render)."""
+    cluster = Cluster.objects.get(pk=cluster_id)
+    queue, now, as_of = presenters.latest_queue(cluster=cluster)
+    counts = PendingPods.objects.filter(cluster=cluster).first()
+    pending = (
+        counts.active + counts.backoff + counts.unschedulable + counts.gated
+        if counts is not None
+        else None
+    )
+    cycles = presenters.recent_cycles(cluster=cluster)
+    return [
+        {"type": "cluster.queue", "queue": queue, "pending": pending, "time": now, "asOf": as_of},
+        {"type": "cluster.cycles", "cycles": cycles[::-1]},
+    ]
 
 
 @database_sync_to_async
@@ -149,6 +172,9 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self._watch = asyncio.create_task(self._watch_runner())
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
+            await self._forward({"type": "cluster.status", **runner})
+            for message in await _initial_json_state(self.cluster_id):
+                await self._forward(message)
             return
         # What happened between the page's render and this connection was published to nobody:
         # read the state now (after joining the group, so nothing falls in between) and send it.
