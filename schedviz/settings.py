@@ -195,12 +195,14 @@ SCHEDVIZ_MAX_CYCLES_KEPT = envint("SCHEDVIZ_MAX_CYCLES_KEPT", 100_000, minimum=1
 SCHEDVIZ_WRITE_RATE_PER_MINUTE = envint("SCHEDVIZ_WRITE_RATE_PER_MINUTE", 120, minimum=0)
 
 # The rate limiter's counters: in this process by default; in Redis, shared by every process,
-# in distributed mode.
+# in distributed mode. A Redis that does not answer within the timeouts makes writes 503
+# (schedviz/cluster/ratelimit.py) rather than hang.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "schedviz",
+        "OPTIONS": {"socket_connect_timeout": 2.0, "socket_timeout": 2.0},
     }
     if REDIS_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
