@@ -11,7 +11,9 @@ reports the rest); aliases, depth and alias expansion are bounded so that hostil
 "alias bomb", a self-referencing anchor, thousands of nested brackets) fails with a clear
 message instead of exhausting memory or the stack. Strings holding a NUL character or a lone
 surrogate (JSON can escape both) are refused, naming the field: neither can be stored
-(PostgreSQL text and jsonb refuse NUL; UTF-8 has no surrogates). Only safe loading is used:
+(PostgreSQL text and jsonb refuse NUL; UTF-8 has no surrogates); so are integers longer than
+Python converts (``sys.get_int_max_str_digits()``, 4300 digits by default), also naming the
+field. Only safe loading is used:
 libyaml's CSafeLoader when the text cannot nest deeply, else a bounded pure-Python
 SafeLoader. Syntax error lines count from the top of the file (kubectl counts from the top of
 the document).
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,14 +60,48 @@ class Manifests:
     scheduler_configs: list[dict[str, Any]] = field(default_factory=list)
 
 
+class OversizedInt:
+    """An integer with more digits than Python converts, kept as text so that the document's
+    check can name the field it is in."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits.lstrip("+-").replace("_", "")
+
+
+def _is_oversized(digits: str) -> bool:
+    return len(digits.lstrip("+-").replace("_", "")) > sys.get_int_max_str_digits()
+
+
+def parse_json_int(digits: str) -> int | OversizedInt:
+    """``json.loads``'s ``parse_int`` that keeps over-long integers for the check to name."""
+    return OversizedInt(digits) if _is_oversized(digits) else int(digits)
+
+
+def _construct_yaml_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | OversizedInt:
+    value = loader.construct_scalar(node)
+    if isinstance(value, str) and _is_oversized(value):
+        return OversizedInt(value)
+    number: int = loader.construct_yaml_int(node)
+    return number
+
+
+def _with_int_limit(loader: type[Any]) -> type[Any]:
+    """``loader`` whose integers over Python's digit limit become OversizedInt."""
+    limited: type[Any] = type(f"IntLimited{loader.__name__}", (loader,), {})
+    limited.add_constructor("tag:yaml.org,2002:int", _construct_yaml_int)
+    return limited
+
+
 _CSafeLoader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+if _CSafeLoader is not None:
+    _CSafeLoader = _with_int_limit(_CSafeLoader)
 
 
 class _LimitExceeded(Exception):
     pass
 
 
-class _BoundedLoader(yaml.SafeLoader):
+class _BoundedSafeLoader(yaml.SafeLoader):
     """yaml.SafeLoader that refuses deep nesting and excessive aliasing while composing."""
 
     def __init__(self, stream: str) -> None:
@@ -84,6 +121,9 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+
+_BoundedLoader = _with_int_limit(_BoundedSafeLoader)
 
 
 def _check_expansion(document: Any) -> None:
@@ -164,7 +204,7 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
     json_error = None
     if text.lstrip()[:1] in ("{", "["):
         try:
-            parsed = json.loads(text)
+            parsed = json.loads(text, parse_int=parse_json_int)
         except json.JSONDecodeError as error:
             json_error = DocumentError(
                 f"json: line {error.lineno}, column {error.colno}: {error.msg}",
@@ -211,22 +251,32 @@ def _numbered(documents: list[Any], source: str) -> Iterator[tuple[int, Any]]:
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_UNSTORABLE_STRING = "strings may not contain NUL characters or unpaired surrogates"
 
 
-def _unstorable_string(document: Any) -> str | None:
-    """The path of the first key or string value that cannot be stored, if any."""
+def _oversized(number: OversizedInt) -> str:
+    limit = sys.get_int_max_str_digits()
+    return f"an integer of {len(number.digits)} digits: at most {limit} digits"
+
+
+def unstorable_value(document: Any) -> tuple[str, str] | None:
+    """The path of the first key or value that cannot be stored, if any, and why."""
     stack: list[tuple[Any, str]] = [(document, "")]
     while stack:
         node, path = stack.pop()
         if isinstance(node, str):
             if _UNSTORABLE.search(node):
-                return path or "<document>"
+                return path or "<document>", _UNSTORABLE_STRING
+        elif isinstance(node, OversizedInt):
+            return path or "<document>", _oversized(node)
         elif isinstance(node, dict):
             for key, value in node.items():
+                if isinstance(key, OversizedInt):
+                    return f"{path}.<key>" if path else "<key>", _oversized(key)
                 name = str(key)
                 child = f"{path}.{name}" if path else name
                 if _UNSTORABLE.search(name):
-                    return child
+                    return child, _UNSTORABLE_STRING
                 stack.append((value, child))
         elif isinstance(node, list):
             stack.extend((value, f"{path}[{i}]") for i, value in enumerate(node))
@@ -238,13 +288,10 @@ def _check_or_raise(document: Any, position: int, source: str) -> None:
         _check_expansion(document)
     except _LimitExceeded as error:
         raise DocumentError(str(error), position, source) from None
-    path = _unstorable_string(document)
-    if path is not None:
-        raise DocumentError(
-            f"{path}: Invalid value: strings may not contain NUL characters or unpaired surrogates",
-            position,
-            source,
-        )
+    unstorable = unstorable_value(document)
+    if unstorable is not None:
+        path, reason = unstorable
+        raise DocumentError(f"{path}: Invalid value: {reason}", position, source)
 
 
 def _type_name(value: Any) -> str:
