@@ -22,9 +22,7 @@ def speed_errors(speed: object) -> list[str]:
     if isinstance(speed, bool) or not isinstance(speed, int | float):
         return ["speed: Invalid value: must be a number"]
     if not (math.isfinite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
-        return [
-            f"speed: Invalid value: {speed!r}: must be between {MIN_SPEED:g} and {MAX_SPEED:g}"
-        ]
+        return [f"speed: Invalid value: {speed!r}: must be between {MIN_SPEED:g} and {MAX_SPEED:g}"]
     return []
 
 
