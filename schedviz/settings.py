@@ -190,6 +190,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * SCHEDVIZ_MAX_UPLOAD_BYTES + 64 * 1024
 SCHEDVIZ_MAX_NODES_PER_CLUSTER = envint("SCHEDVIZ_MAX_NODES_PER_CLUSTER", 10_000, minimum=0)
 SCHEDVIZ_MAX_PODS_PER_CLUSTER = envint("SCHEDVIZ_MAX_PODS_PER_CLUSTER", 50_000, minimum=0)
 SCHEDVIZ_MAX_CYCLES_KEPT = envint("SCHEDVIZ_MAX_CYCLES_KEPT", 100_000, minimum=1)
+# Objects (documents and List items) one apply from the API or a form may hold. The loader counts
+# them, and the nodes and pods against the limits above, while it reads, and refuses the input
+# at the first one past a limit instead of decoding it all first.
+SCHEDVIZ_MAX_OBJECTS_PER_APPLY = envint("SCHEDVIZ_MAX_OBJECTS_PER_APPLY", 60_000, minimum=1)
 # Writes (POST, PUT, PATCH, DELETE) of the JSON API each user (each address when anonymous) may
 # make per minute, in bursts of up to as many; more are answered 429 with Retry-After. 0: no limit.
 SCHEDVIZ_WRITE_RATE_PER_MINUTE = envint("SCHEDVIZ_WRITE_RATE_PER_MINUTE", 120, minimum=0)

@@ -7,11 +7,18 @@ one rule each, refused with the field named, in the API server's words ("speed: 
   seconds expires in nanoseconds of wall time and the queue's loops run without progress.
 - ``seed``: the tie-break seed, a non-negative 64-bit integer (what the database column holds).
 - Strings that reach the database as text hold no NUL character: PostgreSQL's text refuses it.
+- Manifests sent by a user are loaded within ``manifest_limits()``: an input with more objects
+  than ``SCHEDVIZ_MAX_OBJECTS_PER_APPLY``, nodes or pods than a cluster may hold, is refused as
+  soon as the loader sees it (schedviz.kube.load), before the rest is parsed or decoded.
 """
 
 from __future__ import annotations
 
 import math
+
+from django.conf import settings
+
+from schedviz.kube.load import Limit, ObjectLimits
 
 MIN_SPEED = 0.01
 MAX_SPEED = 10_000.0
@@ -39,3 +46,12 @@ def text_errors(field: str, value: str) -> list[str]:
     if "\x00" in value:
         return [f"{field}: Invalid value: must not contain NUL characters"]
     return []
+
+
+def manifest_limits() -> ObjectLimits:
+    """The limits of one manifest input from a user (API body or form), from the settings."""
+    return ObjectLimits(
+        objects=Limit(settings.SCHEDVIZ_MAX_OBJECTS_PER_APPLY, "SCHEDVIZ_MAX_OBJECTS_PER_APPLY"),
+        nodes=Limit(settings.SCHEDVIZ_MAX_NODES_PER_CLUSTER, "SCHEDVIZ_MAX_NODES_PER_CLUSTER"),
+        pods=Limit(settings.SCHEDVIZ_MAX_PODS_PER_CLUSTER, "SCHEDVIZ_MAX_PODS_PER_CLUSTER"),
+    )

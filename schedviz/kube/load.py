@@ -13,7 +13,10 @@ message instead of exhausting memory or the stack. Strings holding a NUL charact
 surrogate (JSON can escape both) are refused, naming the field: neither can be stored
 (PostgreSQL text and jsonb refuse NUL; UTF-8 has no surrogates); so are integers longer than
 Python converts (``sys.get_int_max_str_digits()``, 4300 digits by default), also naming the
-field. Only safe loading is used:
+field. Inputs too big to be accepted are refused while they are read, not after (``ObjectLimits``:
+at most so many objects, nodes, pods in one input): YAML's document markers are counted before
+anything is parsed, a List's items before any is decoded, and objects, nodes and pods as they
+are decoded, the input refused at the first one past a limit. Only safe loading is used:
 libyaml's CSafeLoader when the text cannot nest deeply, else a bounded pure-Python
 SafeLoader. Syntax error lines count from the top of the file (kubectl counts from the top of
 the document).
@@ -25,7 +28,9 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +55,56 @@ MAX_ALIASES = 1000
 _EXPANSION_ALLOWANCE = 100_000
 _EXPANSION_RATIO = 4
 EXCESSIVE_ALIASING = "document contains excessive aliasing"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most ``count`` of something in one input; ``setting`` names where it is configured."""
+
+    count: int
+    setting: str = ""
+
+    def refusal(self, what: str) -> str:
+        where = f" ({self.setting})" if self.setting else ""
+        return f"the input holds more than {self.count} {what}; the limit is {self.count}{where}"
+
+
+@dataclass(frozen=True)
+class ObjectLimits:
+    """Limits on one input: objects (every document and List item), and nodes and pods."""
+
+    objects: Limit | None = None
+    nodes: Limit | None = None
+    pods: Limit | None = None
+
+
+class _TooMany(Exception):
+    pass
+
+
+# The limits of load_manifests calls that pass none: set by the web layer around a request
+# (``object_limits``), so that the services it calls load within them.
+_current_limits: ContextVar[ObjectLimits | None] = ContextVar("object_limits", default=None)
+
+
+@contextmanager
+def object_limits(limits: ObjectLimits) -> Iterator[None]:
+    """``load_manifests`` calls inside the block refuse inputs beyond ``limits``."""
+    token = _current_limits.set(limits)
+    try:
+        yield
+    finally:
+        _current_limits.reset(token)
+
+
+_DOCUMENT_MARKER = re.compile(r"^---(?:[ \t\r]|$)", re.MULTILINE)
+
+
+def _document_bound(text: str) -> int:
+    """An upper bound on the YAML documents of ``text``: a ``---`` at the start of a line always
+    starts one (YAML forbids it inside scalars), and text before the first is one more."""
+    markers = _DOCUMENT_MARKER.findall(text)
+    return len(markers) + (0 if text.lstrip().startswith("---") else 1)
 
 
 @dataclass
@@ -194,8 +249,13 @@ def _yaml_documents(text: str) -> Iterator[Any]:
         loader.dispose()
 
 
-def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
+def _split_documents(
+    text: str, source: str, precount: Callable[[int], None] | None = None
+) -> Iterator[tuple[int, Any]]:
     """(position from 1, parsed document) for every document; raises DocumentError on syntax.
+
+    ``precount`` is told how many objects a parsed document holds (a JSON array's elements, a
+    List's items) before the document is checked or yielded, so that it may refuse it unread.
 
     Text that looks like JSON is read as JSON (an array is a list of documents); if it is not
     JSON after all it is read as YAML (flow style), and if that fails too the JSON error is
@@ -215,7 +275,10 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
         except RecursionError:
             raise DocumentError(f"exceeded max depth of {MAX_DEPTH}", 1, source) from None
         else:
-            yield from _numbered(parsed if isinstance(parsed, list) else [parsed], source)
+            documents = parsed if isinstance(parsed, list) else [parsed]
+            if precount is not None:
+                precount(sum(_objects_in(document) for document in documents))
+            yield from _numbered(documents, source)
             return
     position = 0
     try:
@@ -226,6 +289,8 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
             )
             for item in items:
                 position += 1
+                if precount is not None:
+                    precount(_objects_in(item))
                 _check_or_raise(item, position, source)
                 yield position, item
     except yaml.MarkedYAMLError as error:
@@ -242,6 +307,15 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
         raise DocumentError(
             f"yaml: exceeded max depth of {MAX_DEPTH}", position + 1, source
         ) from None
+
+
+def _objects_in(document: Any) -> int:
+    """How many objects a document holds: a List's items, else itself."""
+    if isinstance(document, dict) and isinstance(document.get("items"), list):
+        kind = document.get("kind")
+        if isinstance(kind, str) and kind.endswith("List"):
+            return len(document["items"])
+    return 1
 
 
 def _numbered(documents: list[Any], source: str) -> Iterator[tuple[int, Any]]:
@@ -303,18 +377,44 @@ def _type_name(value: Any) -> str:
 class _Collector:
     """Gathers objects and errors over every source, so the whole input is judged at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: ObjectLimits | None = None) -> None:
         self.manifests = Manifests()
         self.errors: list[LocatedError] = []
         self._seen: set[tuple[str, str]] = set()
+        self._limits = limits or ObjectLimits()
+        self._objects = 0
+        self._kinds = {"Node": 0, "Pod": 0}
 
     def add_text(self, text: str, source: str) -> None:
+        objects = self._limits.objects
+        if (
+            objects is not None
+            and text.lstrip()[:1] not in ("{", "[")
+            and self._objects + _document_bound(text) > objects.count
+        ):
+            raise _TooMany(objects.refusal("objects"))
         try:
-            for position, document in _split_documents(text, source):
+            for position, document in _split_documents(text, source, self._count_objects):
                 if document is not None:
                     self._add_document(document, source, position, "")
         except DocumentError as error:
             self.errors.append(error)
+
+    def _count_objects(self, count: int) -> None:
+        limit = self._limits.objects
+        if limit is not None and self._objects + count > limit.count:
+            raise _TooMany(limit.refusal("objects"))
+
+    def _count(self, document: dict[str, Any]) -> None:
+        """Counts an object about to be decoded; past a limit the whole input is refused."""
+        self._count_objects(1)
+        self._objects += 1
+        kind = document.get("kind")
+        if kind in self._kinds:
+            self._kinds[kind] += 1
+            limit = self._limits.nodes if kind == "Node" else self._limits.pods
+            if limit is not None and self._kinds[kind] > limit.count:
+                raise _TooMany(limit.refusal("nodes" if kind == "Node" else "pods"))
 
     def _add_document(self, document: Any, source: str, position: int, item_path: str) -> None:
         if not isinstance(document, dict):
@@ -344,6 +444,7 @@ class _Collector:
             self._add_document(item, source, position, f"{prefix}items[{i}]")
 
     def _add_object(self, document: dict[str, Any], source: str, position: int, path: str) -> None:
+        self._count(document)
         try:
             obj = decode_object(document)
         except (InvalidObjectError, DocumentError) as error:
@@ -366,10 +467,18 @@ class _Collector:
         return self.manifests
 
 
-def load_manifests(text: str, source: str = "<input>") -> Manifests:
-    """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong."""
-    collector = _Collector()
-    collector.add_text(text, source)
+def load_manifests(
+    text: str, source: str = "<input>", *, limits: ObjectLimits | None = None
+) -> Manifests:
+    """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong.
+
+    ``limits`` (by default those of an enclosing ``object_limits``): an input past one is
+    refused with that one error as soon as it is seen."""
+    collector = _Collector(limits or _current_limits.get())
+    try:
+        collector.add_text(text, source)
+    except _TooMany as error:
+        raise ManifestError([DocumentError(str(error), source=source)]) from None
     return collector.result()
 
 
