@@ -26,6 +26,7 @@ import yaml
 from django.conf import settings as django_settings
 from django.db import connection
 
+from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Cluster
 
 REPO = Path(__file__).resolve().parents[1]
@@ -174,8 +175,6 @@ async def test_an_idle_websocket_stays_open_and_receives_the_next_message(
     from websockets.asyncio.client import connect
     from websockets.protocol import State
     from websockets.typing import Origin
-
-    from webui.consumers import group_name
 
     cluster = await sync_to_async(Cluster.objects.create)(name="idle")
     ws_url = f"ws://127.0.0.1:{web.port}/ws/clusters/{cluster.pk}/?format=json"

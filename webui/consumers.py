@@ -1,7 +1,8 @@
 """Live updates of a cluster over a websocket.
 
 Mirrors the django/channels tutorial shape: one consumer, one group per cluster
-(``cluster-<id>``). The runner publishes to the group (worker/publish.py). The dashboard connects
+(``cluster-<id>``, schedviz/cluster/live.py: the group and the messages are a contract below
+both). The runner publishes to the group (worker/publish.py). The dashboard connects
 with htmx's ws extension: every group message becomes ``hx-swap-oob`` fragments rendered from
 the same partials the dashboard page renders (webui/templates/webui/dashboard/page.html):
 
@@ -22,7 +23,7 @@ runner has it again the status says the scheduler is back. Both go out as ``clus
 API clients connect with ``?format=json`` and get each message as a JSON text frame instead.
 On connect they get ``hello``, then the current state as the same three messages the runner
 sends: ``cluster.status`` (the runner), ``cluster.queue`` (the queue the runner last wrote, with
-``pending``, the pods it held, ``time``, the scheduler time then, and ``asOf``) and
+``pending``, the pods not bound, ``time``, the scheduler time then, and ``asOf``) and
 ``cluster.cycles`` (the newest cycles, oldest first, as the browser's feed starts with them).
 Who may watch is decided by the same check as the pages' reads (webui/access.py): the owner, an
 ownerless cluster, or a read-only share link the session opened.
@@ -41,8 +42,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
-from schedviz.cluster import selectors
-from schedviz.cluster.models import Cluster, PendingPods
+from schedviz.cluster import live, selectors
+from schedviz.cluster.models import Cluster, Pod
 from schedviz.cluster.services import ObjectNotFound
 from webui import access, debugger_panel, prediction_panel, presenters
 
@@ -54,10 +55,6 @@ REFRESH_DUTY = 3
 # How often each connection reads the lease, to notice a runner that stopped without a word.
 RUNNER_WATCH_INTERVAL = 2.0
 BACK_ONLINE = "back: a runner has taken over"
-
-
-def group_name(cluster_id: int) -> str:
-    return f"cluster-{cluster_id}"
 
 
 @database_sync_to_async
@@ -94,17 +91,11 @@ def _initial_json_state(cluster_id: int) -> list[dict[str, Any]]:
     a runner sends (a JSON client's equivalent of the page's first render)."""
     cluster = Cluster.objects.get(pk=cluster_id)
     queue, now, as_of = presenters.latest_queue(cluster=cluster)
-    counts = PendingPods.objects.filter(cluster=cluster).first()
-    pending = (
-        counts.active + counts.backoff + counts.unschedulable + counts.gated
-        if counts is not None
-        else None
-    )
+    pending = Pod.objects.filter(cluster=cluster, node_name="").count()
     cycles = presenters.recent_cycles(cluster=cluster)
-    return [
-        {"type": "cluster.queue", "queue": queue, "pending": pending, "time": now, "asOf": as_of},
-        {"type": "cluster.cycles", "cycles": cycles[::-1]},
-    ]
+    # A JSON client's queue message says when that queue was: the scheduler time, the cycle.
+    queue_state = {**live.queue_message(queue, pending), "time": now, "asOf": as_of}
+    return [queue_state, live.cycles_message(cycles[::-1])]
 
 
 @database_sync_to_async
@@ -164,7 +155,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self.colour_by = (query.get("colour") or [None])[0]
         self._refresh, self._refreshed_at = None, float("-inf")
         self._refresh_interval = REFRESH_INTERVAL
-        self.group = group_name(self.cluster_id)
+        self.group = live.group_name(self.cluster_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         runner = await _runner_state(cluster_id=self.cluster_id)
@@ -172,7 +163,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self._watch = asyncio.create_task(self._watch_runner())
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
-            await self._forward({"type": "cluster.status", **runner})
+            await self._forward(live.status_message(**runner))
             for message in await _initial_json_state(self.cluster_id):
                 await self._forward(message)
             return
@@ -270,7 +261,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     def _note_runner(self, event: dict[str, Any]) -> dict[str, Any]:
         """The status as shown: a runner running after one went offline is "back"."""
         runner = event.get("runner")
-        if self.runner_shown == "offline" and runner == "running":
+        if self.runner_shown == selectors.RUNNER_OFFLINE and runner == selectors.RUNNER_RUNNING:
             event = {**event, "note": BACK_ONLINE}
         self.runner_shown = runner if isinstance(runner, str) else None
         return event
@@ -282,7 +273,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(RUNNER_WATCH_INTERVAL)
             runner = await _runner_state(cluster_id=self.cluster_id)
             if runner["runner"] != self.runner_shown:
-                await self.cluster_status({"type": "cluster.status", **runner})
+                await self.cluster_status(live.status_message(**runner))
 
     async def _predict_on_status(self, event: dict[str, Any]) -> str:
         """The prediction panel when the run state changed (its form shows while paused only);

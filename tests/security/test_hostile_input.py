@@ -17,9 +17,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 
 from schedviz.cluster import services
+from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Change, Cluster, Cycle, Namespace, Node, Pod, Profile
 from schedviz.scheduler.trace import SCHEMA_VERSION
-from webui.consumers import group_name
 from webui.routing import websocket_urlpatterns
 
 
