@@ -20,12 +20,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from schedviz.cluster import selectors, services, validation
+from schedviz.cluster import selectors, services
 from schedviz.cluster.models import Cluster
 from schedviz.cluster.services import ObjectNotFound, ObjectRef, ServiceError
 from schedviz.demo import DEMO_CLUSTER
 from schedviz.kube.errors import go_quote
-from schedviz.kube.load import object_limits
 from webui import access, presenters
 from webui.debugger_panel import DEBUGGER_TEMPLATE, debugger_context
 from webui.forms import (
@@ -366,10 +365,7 @@ def manifests_apply(request: HttpRequest, cluster_id: int) -> HttpResponse:
 
     def save() -> str:
         try:
-            with object_limits(validation.manifest_limits()):
-                result = services.manifests_apply(
-                    cluster=cluster, text=form.cleaned_data["manifests"]
-                )
+            result = services.manifests_apply(cluster=cluster, text=form.cleaned_data["manifests"])
         except ServiceError as error:
             for message in error.errors:
                 form.add_error("manifests", message)

@@ -31,7 +31,7 @@ from schedviz.cluster import attempts, exports, lessons, selectors, services, va
 from schedviz.cluster.models import Cluster, DebugSession
 from schedviz.cluster.ratelimit import limit_writes
 from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
-from schedviz.kube.load import object_limits, parse_json_int
+from schedviz.kube.load import parse_json_int
 from schedviz.scheduler.trace import SCHEMA_VERSION
 
 ApiView = Callable[..., HttpResponseBase]
@@ -223,9 +223,7 @@ def cluster_apply(request: HttpRequest, user: User, cluster_id: int) -> HttpResp
     """The body (YAML or JSON manifests) applied whole, or 400 with every error; a body past
     the limits on objects, nodes or pods is refused as soon as that is seen."""
     cluster = _cluster(user, cluster_id)
-    text = _body_text(request)
-    with object_limits(validation.manifest_limits()):
-        result = services.manifests_apply(cluster=cluster, text=text)
+    result = services.manifests_apply(cluster=cluster, text=_body_text(request))
     applied = [obj.to_json() for obj in result.objects]
     if result.scheduler_config:
         applied.append(

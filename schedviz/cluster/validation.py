@@ -28,9 +28,15 @@ MAX_SEED = 2**63 - 1
 def speed_errors(speed: object) -> list[str]:
     if isinstance(speed, bool) or not isinstance(speed, int | float):
         return ["speed: Invalid value: must be a number"]
-    if not (math.isfinite(speed) and MIN_SPEED <= speed <= MAX_SPEED):
+    # Compared as given: an integer too big for a float is simply out of range.
+    if (isinstance(speed, float) and math.isnan(speed)) or not MIN_SPEED <= speed <= MAX_SPEED:
         return [f"speed: Invalid value: {speed!r}: must be between {MIN_SPEED:g} and {MAX_SPEED:g}"]
     return []
+
+
+def _shown(number: float) -> str:
+    text = repr(number)
+    return text if len(text) <= 30 else f"{text[:12]}... ({len(text)} digits)"
 
 
 def seed_errors(seed: object) -> list[str]:

@@ -29,8 +29,6 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,21 +78,6 @@ class ObjectLimits:
 
 class _TooMany(Exception):
     pass
-
-
-# The limits of load_manifests calls that pass none: set by the web layer around a request
-# (``object_limits``), so that the services it calls load within them.
-_current_limits: ContextVar[ObjectLimits | None] = ContextVar("object_limits", default=None)
-
-
-@contextmanager
-def object_limits(limits: ObjectLimits) -> Iterator[None]:
-    """``load_manifests`` calls inside the block refuse inputs beyond ``limits``."""
-    token = _current_limits.set(limits)
-    try:
-        yield
-    finally:
-        _current_limits.reset(token)
 
 
 _DOCUMENT_MARKER = re.compile(r"^---(?:[ \t\r]|$)", re.MULTILINE)
@@ -410,7 +393,7 @@ class _Collector:
         self._count_objects(1)
         self._objects += 1
         kind = document.get("kind")
-        if kind in self._kinds:
+        if isinstance(kind, str) and kind in self._kinds:
             self._kinds[kind] += 1
             limit = self._limits.nodes if kind == "Node" else self._limits.pods
             if limit is not None and self._kinds[kind] > limit.count:
@@ -472,9 +455,8 @@ def load_manifests(
 ) -> Manifests:
     """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong.
 
-    ``limits`` (by default those of an enclosing ``object_limits``): an input past one is
-    refused with that one error as soon as it is seen."""
-    collector = _Collector(limits or _current_limits.get())
+    ``limits``: an input past one is refused with that one error as soon as it is seen."""
+    collector = _Collector(limits)
     try:
         collector.add_text(text, source)
     except _TooMany as error:

@@ -13,7 +13,7 @@ from schedviz.kube.errors import (
     InvalidObjectError,
     ManifestError,
 )
-from schedviz.kube.load import Limit, ObjectLimits, load_files, load_manifests, object_limits
+from schedviz.kube.load import Limit, ObjectLimits, load_files, load_manifests
 from schedviz.kube.objects import Namespace, Node, Pod, PriorityClass
 
 NODE = """
@@ -339,20 +339,6 @@ def test_arrays_and_lists_past_the_object_limit_are_refused_before_any_item_is_d
 def test_an_input_at_the_limits_exactly_loads() -> None:
     text = "\n---\n".join([*(json.dumps(pod) for pod in _pods(4)), NODE])
     assert len(load_manifests(text, limits=LIMITS).objects) == 5
-
-
-def test_limits_set_around_a_call_apply_to_loads_that_pass_none() -> None:
-    text = json.dumps(_pods(5))
-    assert len(load_manifests(text).objects) == 5
-    with object_limits(LIMITS):
-        assert _refusal_without_limits(text).endswith("more than 4 pods; the limit is 4 (MAX_PODS)")
-    assert len(load_manifests(text).objects) == 5
-
-
-def _refusal_without_limits(text: str) -> str:
-    with pytest.raises(ManifestError) as refused:
-        load_manifests(text)
-    return str(refused.value)
 
 
 def test_dashes_inside_a_block_scalar_are_not_counted_as_documents() -> None:
