@@ -51,9 +51,17 @@ def envhostports(name: str, default: str = "") -> frozenset[str]:
     ``host:port`` in lower case, IPv6 without brackets and written ``[v6]:port``."""
     entries = set()
     for entry in envlist(name, default):
-        host, colon, port = entry.rpartition(":")
-        host = host.lower().removeprefix("[").removesuffix("]")
-        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        written, colon, port = entry.rpartition(":")
+        host = written.lower().removeprefix("[").removesuffix("]")
+        bracketed = written.startswith("[") and written.endswith("]")
+        ipv6_unbracketed = ":" in host and not bracketed
+        if (
+            not colon
+            or not host
+            or ipv6_unbracketed
+            or not port.isdigit()
+            or not 0 < int(port) < 65536
+        ):
             raise EnvironmentError_(f"{name}: {entry!r}: expected host:port, e.g. 127.0.0.1:8888")
         entries.add(f"[{host}]:{int(port)}" if ":" in host else f"{host}:{int(port)}")
     return frozenset(entries)
