@@ -141,6 +141,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     _refresh_interval: float
     _watch: asyncio.Task[None] | None = None
     runner_shown: str | None = None
+    # The cycles (number: result) a JSON client got on connect, not to be sent twice.
+    sent_cycles: dict[int, str] = {}
     active_head: str | None = None
     paused: bool | None = None
 
@@ -165,6 +167,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
             await self._forward(live.status_message(**runner))
             for message in await _initial_json_state(self.cluster_id):
+                if message["type"] == live.CYCLES:
+                    self.sent_cycles = {c["cycle"]: c["result"] for c in message["cycles"]}
                 await self._forward(message)
             return
         # What happened between the page's render and this connection was published to nobody:
@@ -198,7 +202,9 @@ class ClusterConsumer(AsyncWebsocketConsumer):
 
     async def cluster_cycles(self, event: dict[str, Any]) -> None:
         if self.as_json:
-            await self._forward(event)
+            event = self._not_sent_yet(event)
+            if event["cycles"] or event.get("dropped"):
+                await self._forward(event)
             return
         for summary in event.get("cycles") or []:
             # A cycle held at Permit comes again with its outcome: it replaces its first entry.
@@ -257,6 +263,23 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             await self._forward(event)
             return
         await self.send(text_data=await _render_debugger(cluster_id=self.cluster_id))
+
+    def _not_sent_yet(self, event: dict[str, Any]) -> dict[str, Any]:
+        """A cycles message without what the state on connect already gave a JSON client: the
+        cycles it listed (a cycle held at Permit that comes again with its outcome passes), and
+        in ``dropped`` only cycles after them. Once the messages are past those cycles, as is."""
+        if not self.sent_cycles:
+            return event
+        newest = max(self.sent_cycles)
+        cycles = event.get("cycles") or []
+        fresh = [c for c in cycles if self.sent_cycles.get(c["cycle"]) != c.get("result")]
+        dropped = int(event.get("dropped") or 0)
+        if dropped and cycles:
+            # The dropped ones are the numbers just before the first summary.
+            dropped = max(0, min(dropped, int(cycles[0]["cycle"]) - 1 - newest))
+        if cycles and max(int(c["cycle"]) for c in cycles) > newest:
+            self.sent_cycles = {}  # the messages that follow are past the state on connect
+        return live.cycles_message(fresh, dropped=dropped)
 
     def _note_runner(self, event: dict[str, Any]) -> dict[str, Any]:
         """The status as shown: a runner running after one went offline is "back"."""

@@ -155,6 +155,38 @@ async def test_on_connect_an_api_client_gets_the_status_queue_and_latest_cycles(
     await communicator.disconnect()
 
 
+async def test_cycles_of_the_state_on_connect_are_not_sent_again_to_an_api_client() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    await sync_to_async(services.cycles_create)(
+        cluster=cluster,
+        traces=[
+            {"cycle": n, "pod": f"default/p{n}", "result": "Scheduled", "node": "n", "time": 0.0}
+            for n in (1, 2)
+        ],
+    )
+    communicator = _communicator(cluster.pk, AnonymousUser())
+    await communicator.connect()
+    await receive_initial_state(communicator)
+    layer, group = get_channel_layer(), group_name(cluster.pk)
+
+    def summary(number: int, result: str = "Scheduled") -> dict[str, object]:
+        return {"cycle": number, "pod": f"default/p{number}", "result": result, "node": "n"}
+
+    # Published after the client joined but already read from the database: only cycle 3 is
+    # new, and cycle 1, dropped from the message, was in the state on connect.
+    await layer.group_send(
+        group, {"type": "cluster.cycles", "cycles": [summary(2), summary(3)], "dropped": 1}
+    )
+    assert json.loads(await communicator.receive_from()) == {
+        "type": "cluster.cycles",
+        "cycles": [summary(3)],
+    }
+    later = {"type": "cluster.cycles", "cycles": [summary(6), summary(7)], "dropped": 2}
+    await layer.group_send(group, later)
+    assert json.loads(await communicator.receive_from()) == later
+    await communicator.disconnect()
+
+
 async def test_it_pushes_the_dashboards_fragments_out_of_band() -> None:
     cluster = await sync_to_async(Cluster.objects.create)(name="c")
     communicator = _communicator(cluster.pk, AnonymousUser(), query="")
