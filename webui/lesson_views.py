@@ -86,6 +86,21 @@ def lesson_load(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(_dashboard_url(cluster))
 
 
+@require_POST
+@limit_page_writes
+def lesson_restart(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The lesson's cluster loaded again, paused at its first step; its dashboard."""
+    cluster = _cluster(request, cluster_id)
+    try:
+        lessons.lesson_restart(cluster=cluster)
+    except ServiceError as error:
+        for message in error.errors:
+            messages.error(request, message)
+    else:
+        messages.success(request, "Lesson restarted: its cluster is as it was loaded, at step 1.")
+    return redirect(_dashboard_url(cluster))
+
+
 @require_http_methods(["GET", "POST"])
 @limit_page_writes
 def predict(request: HttpRequest, cluster_id: int) -> HttpResponse:
