@@ -4,7 +4,6 @@ pkg/scheduler/framework/runtime/framework_test.go."""
 from __future__ import annotations
 
 import time
-
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
