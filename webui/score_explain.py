@@ -250,7 +250,7 @@ class Computation:
 
 
 def score_computation(
-    *, cluster: Cluster, cycle: Cycle, trace: Mapping[str, Any], node: str, plugin: str
+    *, cluster: Cluster, trace: Mapping[str, Any], node: str, plugin: str
 ) -> Computation:
     """The computation of ``trace["scores"][node][plugin]``; KeyError when it was not scored."""
     cell = trace["scores"][node][plugin]
@@ -266,7 +266,7 @@ def score_computation(
     computation.normalize_steps = normalize_steps(plugin, raws, node, computation.normalized)
     explain = _RAW_EXPLAINERS.get(plugin)
     if explain is not None:
-        context = _CellContext(cluster, cycle, trace, node)
+        context = _CellContext(cluster, trace, node)
         explain(context, computation)
     else:
         computation.notes.append(
@@ -341,16 +341,21 @@ def normalize_steps(plugin: str, raws: Mapping[str, int], node: str, normalized:
 @dataclass(slots=True)
 class _CellContext:
     cluster: Cluster
-    cycle: Cycle
     trace: Mapping[str, Any]
     node: str
     _pod: Pod | None = None
     _node: Node | None = None
 
+    @property
+    def pod_key(self) -> tuple[str, str]:
+        namespace, _, name = str(self.trace.get("pod", "")).partition("/")
+        return namespace, name
+
     def pod(self) -> Pod | None:
         if self._pod is None:
+            namespace, name = self.pod_key
             row = PodRow.objects.filter(
-                cluster=self.cluster, namespace=self.cycle.pod_namespace, name=self.cycle.pod_name
+                cluster=self.cluster, namespace=namespace, name=name
             ).first()
             if row is not None:
                 decoded = decode_object(row.manifest)
@@ -375,12 +380,12 @@ class _CellContext:
         later = set(
             Cycle.objects.filter(
                 cluster=self.cluster,
-                number__gte=self.cycle.number,
+                number__gte=int(self.trace.get("cycle") or 0),
                 result="Scheduled",
                 node=self.node,
             ).values_list("pod_namespace", "pod_name")
         )
-        me = (self.cycle.pod_namespace, self.cycle.pod_name)
+        me = self.pod_key
         pods: list[Pod] = []
         rows = PodRow.objects.filter(cluster=self.cluster, node_name=self.node).exclude(
             phase__in=["Succeeded", "Failed"]
