@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from schedviz.cluster import lessons, predictions
 from schedviz.cluster.services import ObjectNotFound, ServiceError
@@ -98,6 +99,8 @@ def lesson_restart(request: HttpRequest, cluster_id: int) -> HttpResponse:
             messages.error(request, message)
     else:
         messages.success(request, "Lesson restarted: its cluster is as it was loaded, at step 1.")
+    if _is_htmx(request):
+        return HttpResponseClientRedirect(_dashboard_url(cluster))
     return redirect(_dashboard_url(cluster))
 
 

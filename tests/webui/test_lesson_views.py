@@ -369,3 +369,15 @@ def test_restarting_a_cluster_that_holds_no_lesson_is_refused(
     cluster = services.cluster_create(name="plain", owner=user)
     response = signed_in.post(reverse("webui:lesson_restart", args=[cluster.pk]), follow=True)
     assert "holds no lesson" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_restarting_from_htmx_sends_the_browser_to_the_dashboard(
+    signed_in: Client, user: User
+) -> None:
+    signed_in.post(reverse("webui:lesson_load", args=["node-affinity"]), {"paused": "on"})
+    cluster = Cluster.objects.get(owner=user)
+    response = signed_in.post(
+        reverse("webui:lesson_restart", args=[cluster.pk]), headers={"HX-Request": "true"}
+    )
+    assert response["HX-Redirect"] == reverse("webui:dashboard", args=[cluster.pk])

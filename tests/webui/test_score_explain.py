@@ -261,3 +261,21 @@ def test_node_affinity_names_the_matched_preferred_terms(settings: Any) -> None:
     assert ssd.raw_steps == ["raw = the sum of the matched terms' weights = 50 = 50"]
     assert ssd.normalize_steps[-1] == f"normalized = 100 {X} raw / max = 100 {X} 50 / 50 = 100"
     assert ssd.weighted == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_score_cell_opens_as_a_fragment_for_htmx_and_as_a_page(lesson_run: Any) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    number = Cycle.objects.get(cluster=lesson_run, pod_name="spread-me").number
+    url = reverse("webui:score_cell", args=[lesson_run.pk, number, "node-a", "NodeResourcesFit"])
+    client = Client()
+    fragment = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert fragment.lstrip().startswith('<section class="score-computation"')
+    assert "raw 25 → normalized 25 → weighted 25" in fragment
+    assert f"(8 {M} 6) {X} 100 / 8 = 25" in fragment
+    page = client.get(url).content.decode()
+    assert "<!doctype html>" in page.lower() and "<h1>How NodeResourcesFit scored" in page
+    missing = reverse("webui:score_cell", args=[lesson_run.pk, number, "node-small", "X"])
+    assert client.get(missing).status_code == 404
