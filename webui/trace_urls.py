@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from webui import score_views, trace_views
+from webui import profile_views, score_views, trace_views
 
 urlpatterns = [
     path("clusters/<int:cluster_id>/cycles/<int:number>/", trace_views.cycle, name="cycle"),
@@ -16,5 +16,5 @@ urlpatterns = [
         trace_views.pod,
         name="pod",
     ),
-    path("clusters/<int:cluster_id>/profiles/", trace_views.profiles, name="profiles"),
+    path("clusters/<int:cluster_id>/profiles/", profile_views.profiles, name="profiles"),
 ]
