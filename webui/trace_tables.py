@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from webui.score_explain import round_for_people
+
 # Rows per page of the filter matrix and of the score table.
 PAGE_SIZE = 200
 
@@ -331,24 +333,77 @@ class PointRow:
     calls: int
     rejected: int
     reasons: list[str]
+    status: str = ""  # the code; for Filter "passed" or "rejected N"
+    css: str = ""
+
+
+# A Filter plugin's reasons shown in the points table; the rest are counted.
+REASONS_SHOWN = 3
+
+
+def filter_reasons(trace: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Per Filter plugin, the reasons it rejected nodes for, each with its count of nodes (the
+    points table's Filter rows: the trace's Filter records count rejections, the reasons are in
+    the per-node entries)."""
+    counted: dict[str, Counter[str]] = {}
+    for entries in (trace.get("filter") or {}).values():
+        for entry in entries:
+            if entry.get("code") == "Success" or entry.get("hypothetical") or entry.get("stage"):
+                continue
+            reasons = counted.setdefault(str(entry.get("plugin") or ""), Counter())
+            for reason in entry.get("reasons") or [str(entry.get("code", ""))]:
+                reasons[reason] += 1
+    shown: dict[str, list[str]] = {}
+    for plugin, reasons in counted.items():
+        lines = [
+            f"{reason} ({count} node{'' if count == 1 else 's'})"
+            for reason, count in reasons.most_common(REASONS_SHOWN)
+        ]
+        rest = len(reasons) - REASONS_SHOWN
+        if rest > 0:
+            lines.append(f"{rest} more reason{'' if rest == 1 else 's'}")
+        shown[plugin] = lines
+    return shown
 
 
 def point_rows(trace: Mapping[str, Any]) -> list[PointRow]:
+    """The extension points table. A Filter record sums over nodes: its status is "passed" or
+    "rejected N" (a plugin that rejected some nodes in a cycle that scheduled the pod is not
+    a failure), its reasons those of the nodes it rejected."""
     points = trace.get("points") or []
     slowest = max((float(p.get("durationMs") or 0) for p in points), default=0.0)
-    return [
-        PointRow(
-            point=p.get("point", ""),
-            plugin=p.get("plugin", ""),
-            code=p.get("code", ""),
-            duration_ms=float(p.get("durationMs") or 0),
-            bar=round(100 * float(p.get("durationMs") or 0) / slowest) if slowest else 0,
-            calls=int(p.get("calls", 1)),
-            rejected=int(p.get("rejected", 0)),
-            reasons=list(p.get("reasons") or []),
+    rejected_for = (
+        filter_reasons(trace)
+        if any(p.get("point") == "Filter" and p.get("rejected") for p in points)
+        else {}
+    )
+    rows = []
+    for p in points:
+        point, plugin = p.get("point", ""), p.get("plugin", "")
+        rejected = int(p.get("rejected", 0))
+        reasons = list(p.get("reasons") or [])
+        code = p.get("code", "")
+        if point == "Filter":
+            status = f"rejected {rejected}" if rejected else "passed"
+            css = "filter-rejected" if rejected else "code-Success"
+            reasons = reasons or rejected_for.get(plugin, [])
+        else:
+            status, css = code, f"code-{code}"
+        rows.append(
+            PointRow(
+                point=point,
+                plugin=plugin,
+                code=code,
+                duration_ms=float(p.get("durationMs") or 0),
+                bar=round(100 * float(p.get("durationMs") or 0) / slowest) if slowest else 0,
+                calls=int(p.get("calls", 1)),
+                rejected=rejected,
+                reasons=reasons,
+                status=status,
+                css=css,
+            )
         )
-        for p in points
-    ]
+    return rows
 
 
 QUEUE_NAMES = {
@@ -379,6 +434,8 @@ class QueuePart:
 def _detail(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value) or "-"
+    if isinstance(value, float):
+        return str(round_for_people(value))
     return "-" if value is None else str(value)
 
 
