@@ -32,6 +32,9 @@ def score_cell(
     except KeyError:
         raise Http404(f"{plugin} did not score {node} in cycle {number}") from None
     context = {"cluster": cluster, "trace": trace, "c": computation}
-    htmx = getattr(request, "htmx", None)
-    template = SCORE_TEMPLATE + ("#computation" if htmx else "")
-    return render(request, template, context)
+    if not getattr(request, "htmx", None):
+        return render(request, SCORE_TEMPLATE, context)
+    response = render(request, SCORE_TEMPLATE + "#computation", context)
+    # Opened in the cycle's page (a boosted link): the page's address stays the cycle's.
+    response["HX-Push-Url"] = "false"
+    return response

@@ -13,7 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from webui.score_explain import round_for_people
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from webui.score_explain import decision, round_for_people
 
 # Rows per page of the filter matrix and of the score table.
 PAGE_SIZE = 200
@@ -238,6 +241,8 @@ class ScoreRow:
     total: int
     selected: bool
     tied: bool
+    # The row's numbers as table cells, each a link to how it was computed (``_cells``).
+    cells: SafeString = field(default_factory=lambda: SafeString(""))
 
 
 @dataclass(slots=True)
@@ -265,8 +270,30 @@ def _value_at(column: int) -> Callable[[ScoreRow], int]:
     return lambda row: row.values[column]
 
 
+def _cells(row: ScoreRow, plugins: list[str], decisive: frozenset[str]) -> SafeString:
+    """The row's numbers as ``<td>`` cells, each linking to ``scores/<node>/<plugin>/``, relative
+    to the cycle's page (how it was computed); the weighted ones marked, the winner's deciding
+    plugins too. Made
+    here, escaped, rather than cell by cell in the template: a page holds up to PAGE_SIZE rows
+    of a dozen cells or more, and the template's lookups per cell cost more than the rest of
+    the page."""
+    parts = []
+    fields = len(SCORE_FIELDS)
+    node = escape(row.node)
+    for index, value in enumerate(row.values):
+        plugin = plugins[index // fields]
+        css = "num"
+        if index % fields == fields - 1:
+            css = "num weighted decisive" if row.selected and plugin in decisive else "num weighted"
+        href = f"scores/{node}/{escape(plugin)}/"
+        parts.append(f'<td class="{css}"><a href="{href}">{int(value)}</a></td>')
+    # Every piece above is escaped or an integer.
+    return mark_safe("".join(parts))
+
+
 def score_table(trace: Mapping[str, Any], *, sort: str = "", page: int = 1) -> ScoreTable:
-    """Nodes x score plugins (raw, normalized, weighted) and the total, sorted by any column."""
+    """Nodes x score plugins (raw, normalized, weighted) and the total, sorted by any column;
+    each number links to its computation."""
     scores: Mapping[str, Mapping[str, Mapping[str, int]]] = trace.get("scores") or {}
     totals: Mapping[str, int] = trace.get("totals") or {}
     ordered = [p["plugin"] for p in trace.get("points", []) if p.get("point") == "Score"]
@@ -307,9 +334,13 @@ def score_table(trace: Mapping[str, Any], *, sort: str = "", page: int = 1) -> S
         for plugin in plugins
     ]
     shown = Page.of(len(rows), page)
+    shown_rows = shown.cut(rows)
+    decisive = decision(trace).decisive_plugins
+    for row in shown_rows:
+        row.cells = _cells(row, plugins, decisive)
     return ScoreTable(
         columns=columns,
-        rows=shown.cut(rows),
+        rows=shown_rows,
         page=shown,
         sort=wanted,
         node_sort=_toggle(wanted, SORT_NODE, False),

@@ -52,19 +52,24 @@ def test_the_sentence_on_top_names_winner_margin_and_the_deciding_plugins(
         "NodeResourcesFit (+18) and NodeResourcesBalancedAllocation (+6)."
     )
     # The decisive plugins' weighted cells of the winner are marked.
-    assert html.count("weighted decisive") == 2
+    assert html.count('class="num weighted decisive"') == 2
 
 
 def test_every_score_cell_links_to_its_computation(client: Client, spread: Any) -> None:
     html = _page(client, spread, "web-3")
     number = Cycle.objects.get(cluster=spread, pod_name="web-3").number
+    page_url = reverse("webui:cycle", args=[spread.pk, number])
     url = reverse("webui:score_cell", args=[spread.pk, number, "node-c", "NodeResourcesFit"])
-    assert f'href="{url}" hx-get="{url}" hx-target="#score-computation-slot"' in html
-    links = re.findall(r'class="score-cell"', html)
+    # Links relative to the cycle's page, boosted into the slot below the table.
+    assert url == page_url + "scores/node-c/NodeResourcesFit/"
+    assert '<a href="scores/node-c/NodeResourcesFit/">94</a>' in html
+    assert 'hx-boost="true" hx-target="#score-computation-slot"' in html
+    links = re.findall('<a href="scores/', html)
     # 2 nodes x (4 plugins scored) x raw, normalized, weighted.
     assert len(links) == 2 * 4 * 3
-    fragment = client.get(url, headers={"HX-Request": "true"}).content.decode()
-    assert "raw 94 → normalized 94 → weighted 94" in fragment
+    response = client.get(url, headers={"HX-Request": "true"})
+    assert response["HX-Push-Url"] == "false"
+    assert "raw 94 → normalized 94 → weighted 94" in response.content.decode()
 
 
 def test_filter_rows_count_their_rejections_with_reasons_and_are_not_red_on_success(
