@@ -1,11 +1,10 @@
-"""The trace page's explanations in templates: the cycle's decision in one sentence, score cells
-that know their plugin, and numbers rounded for people. The words come from
-webui/score_explain.py."""
+"""The trace page's explanations in templates: the cycle's decision in one sentence and numbers
+rounded for people. The words come from webui/score_explain.py."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from django import template
@@ -20,22 +19,6 @@ _FLOAT = re.compile(r"^-?\d+\.\d{4,}$")
 @register.simple_tag
 def cycle_decision(trace: Mapping[str, Any]) -> Decision:
     return decision(trace)
-
-
-@register.filter
-def score_cells(values: Sequence[Any], columns: Sequence[Any]) -> list[dict[str, Any]]:
-    """A score row's flat values (raw, normalized, weighted per plugin) with their plugin."""
-    cells = []
-    for index, value in enumerate(values):
-        column = columns[index // 3]
-        cells.append(
-            {
-                "plugin": column.plugin,
-                "field": ("raw", "norm", "weighted")[index % 3],
-                "value": value,
-            }
-        )
-    return cells
 
 
 @register.filter
