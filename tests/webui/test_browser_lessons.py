@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import screenshot_widths
 
 pytestmark = pytest.mark.browser
 
@@ -56,18 +57,6 @@ def test_a_learner_loads_a_lesson_predicts_steps_and_sees_the_reveal(dashboard_p
     expect(page.locator("body")).to_contain_text("node-b")
 
 
-def _shoot(page: Any, name: str) -> None:
-    """Screenshots at desktop and phone widths, into the git-ignored screenshot folder."""
-    from conftest import screenshot_dir
-
-    directory = screenshot_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    for width, height in ((1440, 900), (390, 844)):
-        page.set_viewport_size({"width": width, "height": height})
-        page.screenshot(path=str(directory / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1280, "height": 900})
-
-
 def test_a_lesson_reveals_each_step_after_it_runs_ends_and_restarts_in_place(
     dashboard_page: Any,
 ) -> None:
@@ -83,7 +72,7 @@ def test_a_lesson_reveals_each_step_after_it_runs_ends_and_restarts_in_place(
     # Nothing that tells the outcome is on the page before the learner steps.
     expect(panel).not_to_contain_text("lands on")
     expect(page.locator("#runner-status")).to_contain_text("idle", timeout=LIVE_TIMEOUT_MS)
-    _shoot(page, "lesson-start")
+    screenshot_widths(page, "lesson-start")
 
     expect(page.locator("#predict-pod")).to_have_value("default/web-3")
     page.locator('#predict input[name="node"][value="node-c"]').check()
@@ -95,7 +84,7 @@ def test_a_lesson_reveals_each_step_after_it_runs_ends_and_restarts_in_place(
     step = panel.locator("#lesson-step-1")
     expect(step).to_contain_text("web-3 lands on node-c", timeout=LIVE_TIMEOUT_MS)
     expect(panel.locator("#lesson-progress")).to_contain_text("Step 2 of 2")
-    _shoot(page, "lesson-step-1")
+    screenshot_widths(page, "lesson-step-1")
 
     expect(page.locator("#runner-status")).to_contain_text("idle", timeout=LIVE_TIMEOUT_MS)
     page.locator("#step-button").click()
@@ -104,7 +93,7 @@ def test_a_lesson_reveals_each_step_after_it_runs_ends_and_restarts_in_place(
     )
     expect(panel.locator("#lesson-progress")).to_contain_text("Lesson complete, 2 of 2 steps")
     expect(panel.locator("#lesson-complete")).to_contain_text("maxSkew")
-    _shoot(page, "lesson-complete")
+    screenshot_widths(page, "lesson-complete")
 
     page.locator("#lesson-restart").click()
     page.wait_for_url(re.compile(r"/clusters/\d+/$"))

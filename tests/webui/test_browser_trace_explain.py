@@ -4,13 +4,17 @@ git-ignored screenshot folder (tests/webui/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import screenshot_dir
+from conftest import screenshot_widths
 from django.urls import reverse
+from test_browser_trace import (  # noqa: F401 (autouse fixtures, used by name)
+    _no_background_runners,
+    _off_the_event_loop,
+    _orm_beside_playwright,
+)
 
 from schedviz.cluster import lessons
 from schedviz.cluster.models import Cluster, Cycle
@@ -20,21 +24,9 @@ from worker.runner import run_cluster
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _orm_beside_playwright() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _no_background_runners(settings: Any) -> None:
-    settings.SCHEDVIZ_START_RUNNERS = False
-    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
-
-
 @pytest.fixture
 def page(chromium: Any) -> Iterator[Any]:
+    """A desktop-wide page that fails the test on any page error (chromium: conftest)."""
     context = chromium.new_context(viewport={"width": 1440, "height": 900})
     context.set_default_timeout(15_000)
     opened = context.new_page()
@@ -45,24 +37,10 @@ def page(chromium: Any) -> Iterator[Any]:
     assert not errors, errors
 
 
-def _off_the_event_loop(build: Callable[[], Cluster]) -> Cluster:
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(build).result()
-
-
 def _lesson_run(slug: str) -> Cluster:
     cluster = lessons.lesson_load(slug=slug)
     run_cluster(cluster.pk)
     return cluster
-
-
-def _shoot(page: Any, name: str) -> None:
-    directory = screenshot_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    for width, height in ((1440, 900), (390, 844)):
-        page.set_viewport_size({"width": width, "height": height})
-        page.screenshot(path=str(directory / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1440, "height": 900})
 
 
 def test_a_score_cell_opens_its_computation_with_the_numbers(page: Any, live_server: Any) -> None:
@@ -90,7 +68,7 @@ def test_a_score_cell_opens_its_computation_with_the_numbers(page: Any, live_ser
     expect(computation.locator(".weighted-step")).to_contain_text(f"25 {X} 1 = 25")
     # Opened in place: the page did not navigate.
     assert page.url.endswith(f"/cycles/{number}/")
-    _shoot(page, "trace-score-computation")
+    screenshot_widths(page, "trace-score-computation")
 
     # A normalized plugin, opened with the keyboard.
     taint = page.locator('#scores tbody a[href="scores/node-b/TaintToleration/"]').nth(1)
