@@ -853,13 +853,14 @@ class SlowFilter(FakePlugin):
 
 
 def test_it_measures_each_filter_plugins_own_time() -> None:
-    framework = with_plugins_at("filter", [SlowFilter("Slow", 0.004), SlowFilter("Quick", 0.0)])
+    framework = with_plugins_at("filter", [SlowFilter("Slow", 0.01), SlowFilter("Quick", 0.0)])
     node_info = NodeInfo(make_node().name(NODE_NAME).obj())
     for _ in range(3):
         assert framework.run_filter_plugins(CycleState(), make_pod().obj(), node_info) is None
     durations = framework.filter_durations
-    assert durations["Slow"] >= 0.012
-    assert durations["Quick"] < durations["Slow"] / 4
+    assert durations["Slow"] >= 0.03
+    # Each plugin's own time, not a share: the quick one took a fraction (even on a busy machine).
+    assert durations["Quick"] < durations["Slow"] / 2
     framework.filter_durations.clear()
     assert framework.filter_durations == {}
 
