@@ -7,9 +7,11 @@ is there, so upstream's NormalizeScore can be shown with its numbers (helper.Def
 for TaintToleration and NodeAffinity, PodTopologySpread's and InterPodAffinity's own). The raw
 score's inputs are recomputed for the one node asked about, from the cluster as stored, with the
 engine's own functions (NodeResourcesFit's and BalancedAllocation's scorers, the taint and
-node-affinity matchers), and shown only when the recomputation gives the trace's raw score: a
+node-affinity matchers, ImageLocality's priority), and shown only when the recomputation gives the trace's raw score: a
 node whose pods have changed since the cycle says so instead of showing numbers that were not
 the ones used. Nothing is recorded for this while scheduling, so a cycle costs no more.
+PodTopologySpread's and InterPodAffinity's raw scores count pods per topology domain over the
+whole cluster; the trace keeps the score, not those counts, and they are not recomputed here.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from schedviz.scheduler.framework.plugins.imagelocality import (
     MAX_CONTAINER_THRESHOLD,
     MB,
     MIN_THRESHOLD,
+    calculate_priority,
+    normalized_image_name,
 )
 from schedviz.scheduler.framework.plugins.noderesources.balanced_allocation import (
     balanced_resource_scorer,
@@ -398,6 +402,20 @@ class _CellContext:
                 pods.append(decoded)
         return NodeInfo(node, pods)
 
+    def image_holders(self, names: set[str]) -> dict[str, int]:
+        """How many of the cluster's nodes list each image (read from every node: only asked
+        when the node holds one of the pod's images)."""
+        counts: dict[str, int] = dict.fromkeys(names, 0)
+        for manifest in NodeRow.objects.filter(cluster=self.cluster).values_list(
+            "manifest", flat=True
+        ):
+            held: set[str] = set()
+            for image in (manifest.get("status") or {}).get("images") or []:
+                held.update(n for n in image.get("names") or [] if n in names)
+            for name in held:
+                counts[name] += 1
+        return counts
+
     def profile_args(self, plugin: str) -> Any:
         config: KubeSchedulerConfiguration = selectors.scheduler_configuration(cluster=self.cluster)
         profile_name = self.trace.get("profile")
@@ -629,24 +647,55 @@ def _explain_node_affinity(context: _CellContext, computation: Computation) -> N
 
 
 def _explain_image_locality(context: _CellContext, computation: Computation) -> None:
-    pod = context.pod()
-    containers = len(pod.init_containers) + len(pod.containers) if pod else 1
-    top = MAX_CONTAINER_THRESHOLD * containers
-    computation.inputs.append(("containers", str(containers)))
-    computation.raw_steps.append(
-        f"sum = Σ over the pod's images present on the node of size {X} (nodes with the image / "
-        "all nodes)"
-    )
-    computation.raw_steps.append(
-        f"raw = 100 {X} (sum {M} {MIN_THRESHOLD // MB} MB) / "
-        f"({top // MB} MB {M} {MIN_THRESHOLD // MB} MB), "
-        f"sum held between the two = {computation.raw}"
-    )
-    if computation.raw == 0:
-        computation.notes.append(
-            f"0 means the sum was at most {MIN_THRESHOLD // MB} MB: the node held little or "
-            "none of the pod's images."
+    pod, node = context.pod(), context.node_object()
+    if pod is None or node is None:
+        computation.notes.append("The pod or the node is no longer in the cluster.")
+        return
+    images = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
+    containers = len(images)
+    on_node: dict[str, int] = {}
+    for image in node.images:
+        for name in image.names:
+            on_node.setdefault(name, image.size_bytes)
+    present = [name for name in images if name in on_node]
+    total_nodes = int(context.trace.get("totalNodes") or 0) or 1
+    holders = context.image_holders(set(present)) if present else {}
+    terms: list[str] = []
+    total = 0
+    for name in present:
+        held_by = holders.get(name, 0)
+        scaled = int(on_node[name] * (held_by / total_nodes))
+        total += scaled
+        terms.append(
+            f"{name}: {_megabytes(on_node[name])} {X} {held_by}/{total_nodes} nodes = "
+            f"{_megabytes(scaled)}"
         )
+    recomputed = calculate_priority(total, containers)
+    if recomputed != computation.raw:
+        _mismatch(computation, recomputed)
+        return
+    top = MAX_CONTAINER_THRESHOLD * containers
+    computation.inputs.append(("the pod's images", ", ".join(images) or "none"))
+    computation.inputs.append(("on the node", ", ".join(present) or "none of them"))
+    computation.raw_steps.extend(terms)
+    computation.raw_steps.append(
+        f"sum = {_megabytes(total)}, held between {MIN_THRESHOLD // MB} MB and "
+        f"{top // MB} MB ({containers} container{'' if containers == 1 else 's'})"
+    )
+    clamped = min(max(total, MIN_THRESHOLD), top)
+    computation.raw_steps.append(
+        f"raw = 100 {X} (sum {M} {MIN_THRESHOLD // MB} MB) / ({top // MB} MB {M} "
+        f"{MIN_THRESHOLD // MB} MB) = 100 {X} {_megabytes(clamped - MIN_THRESHOLD)} / "
+        f"{_megabytes(top - MIN_THRESHOLD)} = {computation.raw}"
+    )
+    computation.notes.append(
+        "Each image's size is scaled by the share of nodes that hold it, so an image on few "
+        "nodes counts less (upstream's answer to piling pods onto one node)."
+    )
+
+
+def _megabytes(amount: int) -> str:
+    return f"{amount / MB:.1f} MB"
 
 
 def _explain_topology_spread(context: _CellContext, computation: Computation) -> None:

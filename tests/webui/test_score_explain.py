@@ -279,3 +279,44 @@ def test_a_score_cell_opens_as_a_fragment_for_htmx_and_as_a_page(lesson_run: Any
     assert "<!doctype html>" in page.lower() and "<h1>How NodeResourcesFit scored" in page
     missing = reverse("webui:score_cell", args=[lesson_run.pk, number, "node-small", "X"])
     assert client.get(missing).status_code == 404
+
+
+IMAGES = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  images: [{names: ["docker.io/library/nginx:1.25", "nginx:1.25"], sizeBytes: 524288000}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  containers: [{name: c, image: "nginx:1.25", resources: {requests: {cpu: 100m}}}]
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_image_locality_shows_each_image_scaled_by_its_spread(settings: Any) -> None:
+    from schedviz.cluster import services
+
+    settings.SCHEDVIZ_START_RUNNERS = False
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
+    cluster = services.cluster_create(name="images")
+    services.manifests_apply(cluster=cluster, text=IMAGES)
+    run_cluster(cluster.pk)
+    held = _computation(cluster, "web", "node-a", "ImageLocality")
+    # 500 MB on 1 of 2 nodes: 250 MB; 100 * (250 - 23) / (1000 - 23) = 23.
+    assert held.raw == 23
+    assert ("on the node", "nginx:1.25") in held.inputs
+    assert held.raw_steps[0] == f"nginx:1.25: 500.0 MB {X} 1/2 nodes = 250.0 MB"
+    assert held.raw_steps[-1].endswith(f"= 100 {X} 227.0 MB / 977.0 MB = 23")
+    bare = _computation(cluster, "web", "node-b", "ImageLocality")
+    assert bare.raw == 0 and ("on the node", "none of them") in bare.inputs
