@@ -9,9 +9,10 @@ score's inputs are recomputed for the one node asked about, from the cluster as 
 engine's own functions (NodeResourcesFit's and BalancedAllocation's scorers, the taint and
 node-affinity matchers, ImageLocality's priority), and shown only when the recomputation gives
 the trace's raw score: a node whose pods have changed since the cycle says so instead of
-showing numbers that were not the ones used. Nothing is recorded for this while scheduling, so a cycle costs no more.
-PodTopologySpread's and InterPodAffinity's raw scores count pods per topology domain over the
-whole cluster; the trace keeps the score, not those counts, and they are not recomputed here.
+showing numbers that were not the ones used. Nothing is recorded for this while scheduling, so
+a cycle costs no more. PodTopologySpread's and InterPodAffinity's raw scores count pods per
+topology domain over the whole cluster; the trace keeps the score, not those counts, and they
+are not recomputed here.
 """
 
 from __future__ import annotations
