@@ -35,9 +35,14 @@ from schedviz.cluster.exports import free_cluster_name
 from schedviz.cluster.models import Cluster, Cycle
 from schedviz.cluster.services import ObjectNotFound
 from schedviz.kube.errors import go_quote
+from schedviz.kube.load import load_manifests
 
 LESSON_FILE = "lesson.yaml"
 MANIFESTS_FILE = "manifests.yaml"
+# A configuration without profiles: applied, it leaves the cluster on the default profile.
+DEFAULT_CONFIGURATION = (
+    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+)
 # What a step may claim (``expect``), each compared with the trace by ``claims_problems``.
 CLAIM_KEYS = frozenset(
     {
@@ -371,13 +376,16 @@ def lesson_restart(*, cluster: Cluster) -> Cluster:
     if not cluster.lesson:
         raise services.ServiceError([f"cluster {go_quote(cluster.name)} holds no lesson"])
     lesson = lesson_get(cluster.lesson)
+    text = lesson.manifests
+    if not load_manifests(text, MANIFESTS_FILE).scheduler_configs:
+        # The profiles as a new cluster has them (none stored: the default), whatever the
+        # learner changed since.
+        text += "\n---\n" + DEFAULT_CONFIGURATION
     with transaction.atomic():
         services.cluster_reset(cluster=cluster)
         services.cluster_set_run_state(cluster=cluster, run_state=Cluster.RunState.PAUSED)
         services.manifests_apply(
-            cluster=cluster,
-            text=lesson.manifests,
-            source=f"lessons/{cluster.lesson}/{MANIFESTS_FILE}",
+            cluster=cluster, text=text, source=f"lessons/{cluster.lesson}/{MANIFESTS_FILE}"
         )
     return cluster
 

@@ -381,3 +381,31 @@ def test_restarting_from_htmx_sends_the_browser_to_the_dashboard(
         reverse("webui:lesson_restart", args=[cluster.pk]), headers={"HX-Request": "true"}
     )
     assert response["HX-Redirect"] == reverse("webui:dashboard", args=[cluster.pk])
+
+
+@pytest.mark.django_db
+def test_restarting_a_lesson_puts_back_the_profiles_it_was_loaded_with(
+    signed_in: Client, user: User
+) -> None:
+    from schedviz.cluster.models import Profile
+
+    signed_in.post(reverse("webui:lesson_load", args=["node-affinity"]), {"paused": "on"})
+    cluster = Cluster.objects.get(owner=user)
+    assert not Profile.objects.filter(cluster=cluster).exists()  # the default profile
+    services.manifests_apply(
+        cluster=cluster,
+        text="apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles: [{schedulerName: default-scheduler, plugins: {score: {disabled: "
+        "[{name: NodeAffinity}]}}}]\n",
+    )
+    assert Profile.objects.filter(cluster=cluster).exists()
+    signed_in.post(reverse("webui:lesson_restart", args=[cluster.pk]))
+    assert not Profile.objects.filter(cluster=cluster).exists()
+    # A lesson with its own configuration gets it back.
+    signed_in.post(reverse("webui:lesson_load", args=["several-profiles"]), {"paused": "on"})
+    profiled = Cluster.objects.filter(owner=user).order_by("-pk").first()
+    assert profiled is not None
+    names = list(Profile.objects.filter(cluster=profiled).values_list("scheduler_name", flat=True))
+    signed_in.post(reverse("webui:lesson_restart", args=[profiled.pk]))
+    again = Profile.objects.filter(cluster=profiled).values_list("scheduler_name", flat=True)
+    assert list(again) == names == ["default-scheduler", "packer"]
