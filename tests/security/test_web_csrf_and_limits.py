@@ -83,6 +83,8 @@ ARGUMENTS = {
     "link_id": 1,
     "key": "no-such-key",
     "export_format": "yaml",
+    "node": "n1",
+    "plugin": "NodeResourcesFit",
 }
 
 
@@ -187,6 +189,7 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "profiles",
         "compare_new",
         "lesson_load",
+        "lesson_restart",
         "predict",
         "debug",
         "share_create",
