@@ -136,6 +136,11 @@ def _wipe(request: HttpRequest, cluster_id: int, action: str) -> HttpResponse | 
     if request.method == "POST" and allowed and request.POST.get(CONFIRM_FIELD) == "yes":
         return None
     verb, consequence = WIPES[action]
+    if action == "reset" and cluster.lesson:
+        consequence = (
+            "The lesson starts again: its objects as it loaded them, paused; every cycle and "
+            "every change made since is deleted."
+        )
     context = {
         "cluster": cluster,
         "verb": verb,
