@@ -1,7 +1,10 @@
 """``manage.py simulate FILE... [--seed N] [--output json|table]``: the engine alone.
 
 No database, no Redis: the manifests are loaded, the scheduler runs in virtual time until no pod
-can progress without a new cluster event, and the trace is printed. Bad input exits with status 2
+can progress without a new cluster event (``Scheduler.run_until_idle``), the trace is printed,
+and why it stopped, when pods are left pending, goes to stderr ("stopped: 3 pods unschedulable,
+no event can change that"). The cycles are kept encoded (``trace_codec``, as the live system
+stores them) and decoded one at a time as they are written. Bad input exits with status 2
 and the loader's message on stderr; so does an extender on a host outside
 ``SCHEDVIZ_EXTENDER_ALLOWED_HOSTS``.
 """
@@ -21,8 +24,13 @@ from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.validation import ConfigError
 from schedviz.scheduler.extender import ExtenderConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
-from schedviz.scheduler.simulator import SimulationInputError, new_simulation
-from schedviz.scheduler.trace import SCHEMA_VERSION, CycleTrace
+from schedviz.scheduler.simulator import (
+    EncodedTraceLog,
+    SimulationInputError,
+    TraceLog,
+    new_simulation,
+)
+from schedviz.scheduler.trace import SCHEMA_VERSION
 from schedviz.scheduler.trace_table import render_table
 
 
@@ -47,6 +55,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 registry=new_registry(),
                 extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
+                encoded_traces=True,
             )
         except (
             ManifestError,
@@ -58,17 +67,21 @@ class Command(BaseCommand):
             sys.stderr.write(f"{error}\n")
             sys.exit(2)
         simulation.run(options["max_cycles"])
+        outcome = simulation.outcome()
+        if outcome:
+            sys.stderr.write(f"{outcome}\n")
         if options["output"] == "json":
-            self._write_json(simulation.traces)
+            self._write_json(simulation.log)
         else:
             self.stdout.write(render_table(simulation.traces, simulation.store.pods()))
 
-    def _write_json(self, traces: list[CycleTrace]) -> None:
-        """The trace document with one cycle per line, each converted only when written: a
-        5000-node run's trace is hundreds of megabytes, too much to hold or build at once."""
+    def _write_json(self, traces: EncodedTraceLog | TraceLog) -> None:
+        """The trace document with one cycle per line, each decoded and converted only when
+        written: a 5000-node run's trace is hundreds of megabytes, too much to hold at once."""
         write = self.stdout.write
         write(f'{{"schemaVersion": {SCHEMA_VERSION}, "cycles": [\n', ending="")
+        last = len(traces) - 1
         for index, trace in enumerate(traces):
-            separator = ",\n" if index < len(traces) - 1 else "\n"
+            separator = ",\n" if index < last else "\n"
             write(json.dumps(trace.to_json(), separators=(",", ":")) + separator, ending="")
         write("]}\n", ending="")
