@@ -1,9 +1,12 @@
 """The engine alone: a cluster in memory, the scheduler in virtual time, every cycle traced.
 
-This is what ``manage.py simulate`` runs. Pods that name a node are already running; the others
-are admitted (priority from their PriorityClass) and scheduled until no pod can make progress
-without a new cluster event. Time is virtual: backoffs and flushes happen instantly and the same
-input with the same seed always gives the same trace.
+This is what ``manage.py simulate`` runs. Workloads get the pods their controllers would create
+(``schedviz.kube.controllers.workloads``: a Deployment's ReplicaSet and its pods, a
+StatefulSet's ordinals as the ones before are bound, a DaemonSet's pod per node, a Job's active
+pods). Pods that name a node are already running; the others are admitted (priority from their
+PriorityClass) and scheduled until no pod can make progress without a new cluster event. Time
+is virtual: backoffs and flushes happen instantly and the same input with the same seed always
+gives the same trace.
 
 The plugins are the in-tree ones unless the caller passes a ``registry``: like pkg/scheduler, the
 engine knows nothing of out-of-tree plugins. What schedviz builds with them (the in-tree plugins
@@ -14,11 +17,12 @@ caller's choice: ``manage.py simulate``, the simulation page and the comparisons
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from schedviz.kube.admission import admit_pods
+from schedviz.kube.controllers.workloads import WorkloadControllers
 from schedviz.kube.load import Manifests
 from schedviz.kube.objects import KubeObject, Pod, PriorityClass
 from schedviz.scheduler import trace_codec
@@ -28,7 +32,7 @@ from schedviz.scheduler.clock import VirtualClock
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
-from schedviz.scheduler.store import ClusterStore
+from schedviz.scheduler.store import ClusterStore, Watcher
 from schedviz.scheduler.trace import CycleTrace, trace_document
 
 
@@ -154,13 +158,18 @@ def new_simulation(
     capture_queue: bool = True,
     extender_allowed_hosts: frozenset[str] | None = None,
     encoded_traces: bool = False,
+    controllers: Sequence[Callable[[ClusterStore], None]] = (),
 ) -> Simulation:
-    """``encoded_traces``: keep the cycles encoded (``EncodedTraceLog``), for long runs."""
+    """``encoded_traces``: keep the cycles encoded (``EncodedTraceLog``), for long runs.
+    ``controllers``: started on the store once the scheduler watches it (each syncs and then
+    follows the store), like kube-controller-manager's beside the scheduler; the engine has
+    none of its own (``schedviz.controllers`` has the PV controller)."""
     registry = registry if registry is not None else new_in_tree_registry()
     if config is None:
         config = configuration_from(manifests, registry)
     clock = VirtualClock()
-    objects = admitted_objects(manifests.objects)
+    workload_controllers = WorkloadControllers(seed)
+    objects = admitted_objects(workload_controllers.expand(manifests.objects))
     store = ClusterStore(objects, now=clock.now)
     log = EncodedTraceLog() if encoded_traces else TraceLog()
     scheduler = Scheduler(
@@ -173,4 +182,23 @@ def new_simulation(
         capture_queue=capture_queue,
         extender_allowed_hosts=extender_allowed_hosts,
     )
+    classes = [o for o in objects if isinstance(o, PriorityClass)]
+    store.watch(_controllers_follow(workload_controllers, store, classes))
+    for start in controllers:
+        start(store)
     return Simulation(scheduler, store, clock, log)
+
+
+def _controllers_follow(
+    controllers: WorkloadControllers, store: ClusterStore, classes: list[PriorityClass]
+) -> Watcher:
+    """The workload controllers watching pods: what a binding lets them create next (an
+    OrderedReady StatefulSet's next ordinal), admitted and created through the API."""
+
+    def on_event(event_type: str, old: Any, new: Any) -> None:
+        if not isinstance(new, Pod) or not new.node_name or (old is not None and old.node_name):
+            return
+        for obj in admitted_objects([*classes, *controllers.after_bound(new)])[len(classes) :]:
+            store.apply(obj)
+
+    return on_event

@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from schedviz.controllers.persistentvolume import start_persistent_volume_controller
 from schedviz.kube.errors import ManifestError
 from schedviz.kube.load import load_files
 from schedviz.outoftree.registry import new_registry
@@ -41,7 +42,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the tie-breaks (0)")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the tie-breaks and generated names (0)"
+        )
         parser.add_argument("--output", choices=("json", "table"), default="json")
         parser.add_argument(
             "--max-cycles", type=int, default=1_000_000, help="stop after this many cycles"
@@ -49,13 +52,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            manifests = load_files(list(options["files"]))
+            manifests = load_files(list(options["files"]), seed=options["seed"])
             simulation = new_simulation(
                 manifests,
                 seed=options["seed"],
                 registry=new_registry(),
                 extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
                 encoded_traces=True,
+                controllers=[start_persistent_volume_controller],
             )
         except (
             ManifestError,
@@ -66,6 +70,8 @@ class Command(BaseCommand):
         ) as error:
             sys.stderr.write(f"{error}\n")
             sys.exit(2)
+        if manifests.skipped_notice:
+            sys.stderr.write(f"{manifests.skipped_notice}\n")
         simulation.run(options["max_cycles"])
         outcome = simulation.outcome()
         if outcome:
