@@ -443,7 +443,8 @@ def manifests_apply(request: HttpRequest, cluster_id: int) -> HttpResponse:
             for message in error.errors:
                 form.add_error("manifests", message)
             raise
-        return _listed(result.lines, 8) if result.lines else "Nothing to apply."
+        listed = _listed(result.lines, 8) if result.lines else "Nothing to apply."
+        return f"{listed}; {result.skipped_notice}" if result.skipped_notice else listed
 
     return _object_form(
         request,

@@ -387,6 +387,88 @@ class CSINode:
         return self.name
 
 
+@dataclass(slots=True)
+class Service:
+    """A Service: only its selector matters to the scheduler (default topology spreading)."""
+
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    # None: a Service without selector, which selects nothing.
+    selector: dict[str, str] | None = None
+    manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class Workload:
+    """What the workload controllers read of their object: the pod template (its manifest,
+    metadata and spec, as the pods are made from it), the selector, the counts. One subclass per
+    kind, so that listers find them by kind name as upstream's informers do."""
+
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    owner_references: tuple[OwnerReference, ...] = ()
+    # A LabelSelector (apps/v1, batch/v1) or a label map (ReplicationController).
+    selector: LabelSelector | dict[str, str] | None = None
+    template: Manifest = field(default_factory=dict)
+    replicas: int = 1
+    manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(slots=True)
+class Deployment(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class ReplicaSet(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class ReplicationController(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class StatefulSet(Workload):
+    pod_management_policy: str = "OrderedReady"  # or Parallel
+    service_name: str = ""
+    # The volumeClaimTemplates' manifests.
+    volume_claim_templates: tuple[Manifest, ...] = ()
+
+
+@dataclass(slots=True)
+class DaemonSet(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class Job(Workload):
+    parallelism: int = 1
+    completions: int | None = None
+    completion_mode: str = "NonIndexed"  # or Indexed
+
+
+WORKLOAD_KINDS = (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job)
+
+
 KubeObject = (
     Pod
     | Node
@@ -398,4 +480,11 @@ KubeObject = (
     | StorageClass
     | CSINode
     | PodGroup
+    | Service
+    | Deployment
+    | ReplicaSet
+    | ReplicationController
+    | StatefulSet
+    | DaemonSet
+    | Job
 )

@@ -173,6 +173,9 @@ class ScheduleOne:
     percentage_of_nodes_to_score: int
     queue_was_empty: bool
     waiting: list[WaitingCycle]
+    cluster_generation: int
+    # The cluster generation each pod's last scheduling attempt started from.
+    attempt_generations: dict[str, int]
     _emit: Callable[[CycleTrace], None] | None
     # Attached for a cycle by whoever steps through it (None: no stops, one check per point).
     debugger: Debugger | None
@@ -215,6 +218,7 @@ class ScheduleOne:
             self.queue.done(pod.key)
             return None
         self.cycle_count += 1
+        self.attempt_generations[pod.key] = self.cluster_generation
         started = time.perf_counter()
         trace = CycleTrace(
             cycle=self.cycle_count,
@@ -897,6 +901,9 @@ class ScheduleOne:
         trace: CycleTrace,
     ) -> None:
         reason = POD_REASON_UNSCHEDULABLE if status.is_rejected() else POD_REASON_SCHEDULER_ERROR
+        if not status.is_rejected():
+            # An error may pass (an extender down, an API failure): a retry is never futile.
+            self.attempt_generations.pop(pod_info.pod.key, None)
         fit_error = status.cause if isinstance(status.cause, FitError) else None
         if fit_error is not None:
             pod_info.unschedulable_plugins = set(fit_error.diagnosis.unschedulable_plugins)

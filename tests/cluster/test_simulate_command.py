@@ -121,8 +121,32 @@ def test_same_seed_prints_the_same_placements(tmp_path: Path) -> None:
     assert [(c["pod"], c["node"]) for c in runs[0]] == [(c["pod"], c["node"]) for c in runs[1]]
 
 
-def test_max_cycles_stops_the_run(tmp_path: Path) -> None:
+def test_max_cycles_stops_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert len(cycles_of(simulate(tmp_path, CLUSTER, "--max-cycles", "1"))) == 1
+    assert capsys.readouterr().err == (
+        "stopped at the cycle cap: 1 pod still pending, more cycles might place some\n"
+    )
+
+
+def test_a_pod_only_file_ends_after_one_cycle_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: nginx}\n"
+        "spec: {containers: [{name: nginx, image: nginx:1.14.2}]}\n"
+    )
+    cycles = cycles_of(simulate(tmp_path, pods))
+    assert [(c["pod"], c["message"]) for c in cycles] == [
+        ("default/nginx", "no nodes available to schedule pods")
+    ]
+    assert capsys.readouterr().err == "stopped: 1 pod unschedulable, no event can change that\n"
+
+
+def test_a_run_that_places_every_pod_says_nothing_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    simulate(tmp_path, CLUSTER.split("---\napiVersion: v1\nkind: Pod\nmetadata: {name: big")[0])
+    assert capsys.readouterr().err == ""
 
 
 def test_table_output_lists_cycles_messages_and_pods(tmp_path: Path) -> None:

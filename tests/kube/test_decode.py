@@ -82,6 +82,11 @@ def node(**status: Any) -> dict[str, Any]:
 
 # --- Pods: one invalid field at a time, the API server's message for it. --------------------
 
+DNS1123_SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
 POD_ERROR_CASES = [
     (
         "missing name",
@@ -89,9 +94,14 @@ POD_ERROR_CASES = [
         "metadata.name: Required value: name or generateName is required",
     ),
     (
-        "unstorable name",
-        with_path(pod(), "metadata.name", "web/1"),
-        "metadata.name: Invalid value: \"web/1\": may not contain '/'",
+        "name not a DNS-1123 subdomain",
+        with_path(pod(), "metadata.name", "Bad_Name"),
+        'metadata.name: Invalid value: "Bad_Name": ' + DNS1123_SUBDOMAIN_MESSAGE,
+    ),
+    (
+        "nodeName not a DNS-1123 subdomain",
+        pod(nodeName='a<>"!'),
+        'spec.nodeName: Invalid value: "a<>\\"!": ' + DNS1123_SUBDOMAIN_MESSAGE,
     ),
     (
         "bad namespace",
@@ -1296,8 +1306,89 @@ def test_a_value_of_the_wrong_type_is_a_field_error(path: tuple[Any, ...]) -> No
             assert error.errors
 
 
-@pytest.mark.parametrize("name", ["nodeA", "Machine_1"])
-def test_it_accepts_node_and_pod_names_upstream_tests_use(name: str) -> None:
+# IsDNS1123Subdomain's table (k8s.io/apimachinery/pkg/util/validation/validation_test.go): what
+# ValidateNodeName and ValidatePodName accept and refuse.
+@pytest.mark.parametrize(
+    "name",
+    ["a", "ab", "abc", "a1", "a-1", "a--1--2--b", "0", "01", "a.a", "1.a", "a.b.c.d.e", "a" * 253],
+)
+def test_node_and_pod_names_that_are_dns_1123_subdomains_are_accepted(name: str) -> None:
     node = decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
     assert node.name == name
     assert decode_object(with_path(pod(), "metadata.name", name)).name == name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "A",
+        "ABC",
+        "aBc",
+        "A1",
+        "A-1",
+        "1-A",
+        "-",
+        "a-",
+        "-a",
+        "1-",
+        "-1",
+        "_",
+        "a_",
+        "_a",
+        "a_b",
+        "1_",
+        "_1",
+        "1_2",
+        ".",
+        "a.",
+        ".a",
+        "a..b",
+        "1.",
+        ".1",
+        "1..2",
+        " ",
+        "a ",
+        " a",
+        "a b",
+        "1 ",
+        " 1",
+        "1 2",
+        "A.a",
+        "aB.a",
+        "ab.A",
+        "A1.a",
+        "a1.A",
+        "A.1",
+        "aB.1",
+        "A1.1",
+        "1A.1",
+        "0.A",
+        "01.A",
+        "012.A",
+        "1A.a",
+        "1a.A",
+        "A.B.C.D.E",
+        "AA.BB.CC.DD.EE",
+        "a.B.c.d.e",
+        "aa.bB.cc.dd.ee",
+        "a@b",
+        "a,b",
+        "a_b",
+        "a;b",
+        "a:b",
+        "a%b",
+        "a?b",
+        "a$b",
+        'a<>"!',
+        "a" * 254,
+        "nodeA",
+        "Machine_1",
+    ],
+)
+def test_node_and_pod_names_that_are_not_dns_1123_subdomains_are_refused(name: str) -> None:
+    with pytest.raises(InvalidObjectError) as node_error:
+        decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    with pytest.raises(InvalidObjectError) as pod_error:
+        decode_object(with_path(pod(), "metadata.name", name))
+    for error in (node_error.value, pod_error.value):
+        assert [e.field for e in error.errors] == ["metadata.name"] * len(error.errors)

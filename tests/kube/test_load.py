@@ -1,6 +1,7 @@
 """load_manifests and load_files: documents, lists, syntax errors, hostile YAML, all-or-nothing."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +115,11 @@ def test_every_invalid_document_is_reported_and_nothing_is_returned() -> None:
         NODE
         + "---\n"
         + POD.replace("image: nginx", "image: ''")
-        + "---\napiVersion: v1\nkind: Foo\n"
+        + "---\napiVersion: v2\nkind: Pod\n"
     )
     assert messages(text, "pods.yaml") == [
         'document 2 of pods.yaml: Pod "web-1" is invalid: spec.containers[0].image: Required value',
-        'document 3 of pods.yaml: no matches for kind "Foo" in version "v1"',
+        'document 3 of pods.yaml: no matches for kind "Pod" in version "v2"',
     ]
 
 
@@ -348,3 +349,94 @@ def test_dashes_inside_a_block_scalar_are_not_counted_as_documents() -> None:
     )
     [namespace] = load_manifests(text, limits=ObjectLimits(objects=Limit(1))).objects
     assert isinstance(namespace, Namespace)
+
+
+# ---------------------------------------------------------------------------------------------
+# What real dumps hold
+
+
+def test_items_of_a_typed_list_take_the_lists_kind_and_api_version() -> None:
+    # What the API server returns for GET /api/v1/nodes: the items carry no kind.
+    text = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "NodeList",
+            "metadata": {"resourceVersion": "42"},
+            "items": [{"metadata": {"name": "ip-10-0-0-1.ec2.internal"}}],
+        }
+    )
+    (node,) = load_manifests(text).objects
+    assert isinstance(node, Node) and node.name == "ip-10-0-0-1.ec2.internal"
+
+
+def test_items_of_a_plain_list_still_need_their_kind() -> None:
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{"metadata": {"name": "a"}}]})
+    assert messages(text) == ["document 1 of <input>, items[0]: Object 'Kind' is missing"]
+
+
+GENERATED = """
+apiVersion: v1
+kind: Pod
+metadata: {generateName: web-}
+spec: {containers: [{name: web, image: nginx}]}
+"""
+
+
+def test_generate_name_gets_five_characters_of_the_api_servers_alphabet() -> None:
+    names = [o.name for o in load_manifests(GENERATED + "---\n" + GENERATED).objects]
+    assert len(set(names)) == 2
+    for name in names:
+        assert re.fullmatch(r"web-[bcdfghjklmnpqrstvwxz2456789]{5}", name)
+
+
+def test_generated_names_repeat_with_the_seed_and_change_with_it() -> None:
+    def names(seed: int) -> list[str]:
+        return [o.name for o in load_manifests(GENERATED, seed=seed).objects]
+
+    assert names(1) == names(1)
+    assert names(1) != names(2)
+
+
+def test_a_long_generate_name_is_cut_to_leave_room_for_the_suffix() -> None:
+    (pod,) = load_manifests(GENERATED.replace("web-", "w" * 70)).objects
+    assert pod.name.startswith("w" * 58) and len(pod.name) == 63
+
+
+def test_an_invalid_generate_name_is_refused_in_the_api_servers_words() -> None:
+    (message,) = messages(GENERATED.replace("web-", "Web_"))
+    assert 'metadata.generateName: Invalid value: "Web_": a lowercase RFC 1123 subdomain' in message
+
+
+def test_kinds_the_scheduler_does_not_read_are_skipped_with_one_notice() -> None:
+    others = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\n---\n"
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\n---\n"
+        "apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata: {generateName: w-}\n---\n"
+    )
+    manifests = load_manifests(others + POD)
+    assert [o.key for o in manifests.objects] == ["default/web-1"]
+    assert manifests.skipped_notice == (
+        "skipped 4 objects of kinds the scheduler does not read: "
+        "ConfigMap/app-config, Secret/db, Ingress/web, Widget/w-"
+    )
+
+
+def test_the_notice_names_one_object_and_at_most_twenty() -> None:
+    one = load_manifests("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    assert (
+        one.skipped_notice == "skipped 1 object of a kind the scheduler does not read: ConfigMap/c"
+    )
+    many = "---\n".join(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n" for i in range(25)
+    )
+    assert load_manifests(many).skipped_notice.endswith("ConfigMap/c19 and 5 more")
+
+
+def test_a_kind_the_scheduler_reads_in_a_version_it_does_not_serve_is_refused() -> None:
+    assert messages(
+        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+    ) == [
+        'document 1 of <input>: no matches for kind "PodDisruptionBudget" '
+        'in version "policy/v1beta1"'
+    ]

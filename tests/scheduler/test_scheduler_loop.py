@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from schedviz.kube.objects import Node, Pod
+from schedviz.kube.objects import Namespace, Node, Pod
 from schedviz.scheduler.apis.config.v1 import decode_configuration
 from schedviz.scheduler.clock import VirtualClock
 from schedviz.scheduler.framework.cycle_state import CycleState
@@ -154,6 +154,58 @@ def test_an_unschedulable_pod_leaves_the_loop_idle_until_an_event() -> None:
     sched.store.apply(node("n2"))
     assert sched.run_until_idle(clock.set) == 1
     assert [p.name for p in sched.queue.unschedulable_pod_list()] == ["p"]
+
+
+def test_a_pod_with_no_node_to_go_to_is_tried_once_and_the_loop_stops() -> None:
+    # "no nodes available" names no plugin, so upstream sends the pod through backoffQ again
+    # and again; a retry on the same cluster decides the same, so the loop stops.
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [],
+        [make_pod().name("p").obj()],
+    )
+    assert sched.run_until_idle(clock.set, max_cycles=50) == 1
+    assert not sched.stopped_at_cap
+    assert [p.name for p in sched.queue.pods_in_backoff_q()] == ["p"]
+
+
+def test_a_pod_in_backoff_is_tried_again_once_after_any_cluster_change() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [],
+        [make_pod().name("p").obj()],
+    )
+    assert sched.run_until_idle(clock.set, max_cycles=50) == 1
+    sched.store.apply(Namespace(name="other"))
+    assert sched.run_until_idle(clock.set, max_cycles=50) == 1
+    assert [t.attempt for t in sched.test_traces] == [1, 2]  # type: ignore[attr-defined]
+
+
+def test_a_pods_own_unschedulable_condition_is_not_a_cluster_change() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [],
+        [make_pod().name("p").obj()],
+    )
+    before = sched.cluster_generation
+    sched.run_until_idle(clock.set, max_cycles=50)
+    pod = sched.store.get("Pod", "default/p")
+    assert pod.conditions[0].reason == "Unschedulable"
+    assert sched.cluster_generation == before
+
+
+def test_the_cycle_cap_is_reported() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["FlakyFilter"]},
+        {"FlakyFilter": FlakyFilter(errors=5)},
+        [node("n1")],
+        [make_pod().name("p").obj()],
+    )
+    assert sched.run_until_idle(clock.set, max_cycles=2) == 2
+    assert sched.stopped_at_cap
 
 
 def test_a_pod_waiting_at_permit_times_out_at_the_plugin_deadline() -> None:

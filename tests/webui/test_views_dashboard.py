@@ -512,6 +512,17 @@ def test_the_yaml_editor_applies_or_shows_each_error_with_its_document(
     assert "namespace/shop created" in response.content.decode()
 
 
+def test_the_yaml_editor_names_the_objects_it_skipped(client: Client, cluster: Cluster) -> None:
+    manifests = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\n---\n"
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}"
+    )
+    response = client.post(_url(cluster, "apply/"), {"manifests": manifests}, **HTMX)
+    body = response.content.decode()
+    assert "namespace/shop created" in body
+    assert "skipped 1 object of a kind the scheduler does not read: ConfigMap/app-config" in body
+
+
 def test_the_node_page_edits_labels_taints_and_cordon(client: Client, cluster: Cluster) -> None:
     assert client.get(_url(cluster, "nodes/node-1/")).status_code == 200
     response = client.post(

@@ -28,6 +28,15 @@ from schedviz.kube.decode.storage import (
     decode_persistent_volume_claim,
     decode_storage_class,
 )
+from schedviz.kube.decode.workloads import (
+    decode_daemon_set,
+    decode_deployment,
+    decode_job,
+    decode_replica_set,
+    decode_replication_controller,
+    decode_service,
+    decode_stateful_set,
+)
 from schedviz.kube.errors import DocumentError, InvalidObjectError
 from schedviz.kube.objects import KubeObject
 
@@ -64,6 +73,15 @@ KINDS: dict[tuple[str, str], KindInfo] = {
         "storage.k8s.io", "storageclasses", decode_storage_class
     ),
     ("storage.k8s.io/v1", "CSINode"): KindInfo("storage.k8s.io", "csinodes", decode_csi_node),
+    ("v1", "Service"): KindInfo("", "services", decode_service),
+    ("v1", "ReplicationController"): KindInfo(
+        "", "replicationcontrollers", decode_replication_controller
+    ),
+    ("apps/v1", "Deployment"): KindInfo("apps", "deployments", decode_deployment),
+    ("apps/v1", "ReplicaSet"): KindInfo("apps", "replicasets", decode_replica_set),
+    ("apps/v1", "StatefulSet"): KindInfo("apps", "statefulsets", decode_stateful_set),
+    ("apps/v1", "DaemonSet"): KindInfo("apps", "daemonsets", decode_daemon_set),
+    ("batch/v1", "Job"): KindInfo("batch", "jobs", decode_job),
     # Custom resources.
     (POD_GROUP_API_VERSION, POD_GROUP_KIND): KindInfo(
         SCHEDULING_GROUP, "podgroups", decode_pod_group

@@ -36,7 +36,6 @@ from schedviz.kube.decode.taints import read_tolerations, validate_tolerations
 from schedviz.kube.decode.validation import (
     is_qualified_name,
     name_is_dns_subdomain,
-    name_is_path_segment,
 )
 from schedviz.kube.errors import FieldError
 from schedviz.kube.objects import (
@@ -118,7 +117,7 @@ def _read_pod_status(
     if nominated:
         r.extend(
             fe.invalid("status.nominatedNodeName", nominated, msg)
-            for msg in name_is_path_segment(nominated, False)
+            for msg in name_is_dns_subdomain(nominated, False)
         )
     conditions = tuple(
         PodCondition(
@@ -134,7 +133,7 @@ def _read_pod_status(
 
 def decode_pod(r: Reader, doc: Mapping[str, Any]) -> Pod:
     """Defaulting (SetDefaults_Pod, SetDefaults_PodSpec), PrepareForCreate, ValidatePodCreate."""
-    meta = read_meta(r, doc, namespaced=True, name_fn=name_is_path_segment)
+    meta = read_meta(r, doc, namespaced=True, name_fn=name_is_dns_subdomain)
     spec = r.obj(doc, "spec", "")
     sp = "spec"
     volumes, volume_errs = read_volumes(r, spec, sp)
@@ -178,7 +177,7 @@ def decode_pod(r: Reader, doc: Mapping[str, Any]) -> Pod:
     if node_name:
         r.extend(
             fe.invalid(child(sp, "nodeName"), node_name, msg)
-            for msg in name_is_path_segment(node_name, False)
+            for msg in name_is_dns_subdomain(node_name, False)
         )
     r.extend(validate_tolerations(tolerations, child(sp, "tolerations")))
     if priority_class_name:
