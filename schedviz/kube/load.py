@@ -46,6 +46,7 @@ from schedviz.kube.decode import KINDS, decode_object
 from schedviz.kube.errors import (
     AlreadyExistsError,
     DocumentError,
+    FieldError,
     InvalidObjectError,
     LocatedError,
     ManifestError,
@@ -111,6 +112,8 @@ class Manifests:
     scheduler_configs: list[dict[str, Any]] = field(default_factory=list)
     # The objects of kinds the scheduler does not read, as ``Kind/name``, skipped.
     skipped: list[str] = field(default_factory=list)
+    # Objects loaded with names a v1.34 API server refuses (``lenient_names``), its messages.
+    name_warnings: list[str] = field(default_factory=list)
 
     @property
     def skipped_notice(self) -> str:
@@ -414,8 +417,11 @@ def _with_list_kind(item: Any, list_kind: str, list_api_version: Any) -> Any:
 class _Collector:
     """Gathers objects and errors over every source, so the whole input is judged at once."""
 
-    def __init__(self, limits: ObjectLimits | None = None, seed: int = 0) -> None:
+    def __init__(
+        self, limits: ObjectLimits | None = None, seed: int = 0, lenient_names: bool = False
+    ) -> None:
         self.manifests = Manifests()
+        self._lenient_names = lenient_names
         self.errors: list[LocatedError] = []
         self._seen: set[tuple[str, str]] = set()
         self._limits = limits or ObjectLimits()
@@ -489,12 +495,20 @@ class _Collector:
     def _add_object(self, document: dict[str, Any], source: str, position: int, path: str) -> None:
         self._count(document)
         document = self._named(document)
+        name_warnings: list[FieldError] | None = [] if self._lenient_names else None
         try:
-            obj = decode_object(document)
+            obj = decode_object(document, name_warnings=name_warnings)
         except (InvalidObjectError, DocumentError) as error:
             error.locate(source, position, path)
             self.errors.append(error)
             return
+        if name_warnings:
+            info = KINDS[(document["apiVersion"], document["kind"])]
+            warning = InvalidObjectError(
+                document["kind"], obj.name, name_warnings, group=info.group
+            )
+            warning.locate(source, position, path)
+            self.manifests.name_warnings.append(str(warning))
         info = KINDS[(document["apiVersion"], document["kind"])]
         identity = (info.qualified_resource, obj.key)
         if identity in self._seen:
@@ -569,12 +583,14 @@ def _expand_directories(paths: list[str]) -> list[str]:
     return expanded
 
 
-def load_files(paths: list[str], *, seed: int = 0) -> Manifests:
+def load_files(paths: list[str], *, seed: int = 0, lenient_names: bool = False) -> Manifests:
     """``load_manifests`` over several files, judged together (a name may not repeat).
 
     A directory stands for its manifest files, as with ``kubectl create -f DIR``.
+    ``lenient_names``: names that only the API server's rules refuse (upstream's unit tests
+    name nodes ``nodeA``) are loaded and reported in ``Manifests.name_warnings``.
     """
-    collector = _Collector(seed=seed)
+    collector = _Collector(seed=seed, lenient_names=lenient_names)
     for path in _expand_directories(paths):
         try:
             with open(path, encoding="utf-8") as handle:

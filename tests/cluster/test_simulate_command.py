@@ -192,3 +192,20 @@ def test_a_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
         call_command("simulate", str(missing), stdout=io.StringIO())
     assert exited.value.code == 2
     assert f"open {missing}: No such file or directory" in capsys.readouterr().err
+
+
+def test_it_simulates_upstreams_fixture_names_and_warns_that_the_api_server_refuses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: nodeA}\n"
+        "status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: pod1}\n"
+        "spec: {containers: [{name: c, image: i}]}\n"
+    )
+    cycles = cycles_of(simulate(tmp_path, cluster))
+    assert [(c["pod"], c["node"]) for c in cycles] == [("default/pod1", "nodeA")]
+    err = capsys.readouterr().err
+    assert err.startswith("warning: document 1 of ")
+    assert err.endswith("(a v1.34 API server refuses this name)\n")
+    assert 'Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA"' in err

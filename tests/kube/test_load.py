@@ -440,3 +440,48 @@ def test_a_kind_the_scheduler_reads_in_a_version_it_does_not_serve_is_refused() 
         'document 1 of <input>: no matches for kind "PodDisruptionBudget" '
         'in version "policy/v1beta1"'
     ]
+
+
+UPSTREAM_FIXTURE_NAMES = """
+apiVersion: v1
+kind: Node
+metadata: {name: nodeA}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: podWithTolerations}
+spec:
+  nodeName: nodeA
+  containers: [{name: c, image: i}]
+"""
+
+
+def test_names_only_the_api_server_refuses_are_errors_by_default() -> None:
+    with pytest.raises(ManifestError) as raised:
+        load_manifests(UPSTREAM_FIXTURE_NAMES)
+    message = str(raised.value)
+    assert (
+        'Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA": a lowercase RFC 1123'
+        in message
+    )
+    assert 'spec.nodeName: Invalid value: "nodeA"' in message
+
+
+def test_lenient_names_load_upstreams_fixture_names_with_a_warning_each(tmp_path: Path) -> None:
+    path = tmp_path / "fixtures.yaml"
+    path.write_text(UPSTREAM_FIXTURE_NAMES)
+    manifests = load_files([str(path)], lenient_names=True)
+    assert [obj.name for obj in manifests.objects] == ["nodeA", "podWithTolerations"]
+    assert len(manifests.name_warnings) == 2
+    assert manifests.name_warnings[0].startswith(
+        f'document 1 of {path}: Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA"'
+    )
+    assert "spec.nodeName" in manifests.name_warnings[1]
+
+
+@pytest.mark.parametrize("name", ["a/b", "50%", ".."])
+def test_lenient_names_still_refuse_names_that_cannot_be_stored(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"apiVersion: v1\nkind: Node\nmetadata: {{name: {json.dumps(name)}}}\n")
+    with pytest.raises(ManifestError, match="metadata.name: Invalid value"):
+        load_files([str(path)], lenient_names=True)

@@ -37,7 +37,7 @@ from schedviz.kube.decode.workloads import (
     decode_service,
     decode_stateful_set,
 )
-from schedviz.kube.errors import DocumentError, InvalidObjectError
+from schedviz.kube.errors import DocumentError, FieldError, InvalidObjectError
 from schedviz.kube.objects import KubeObject
 
 
@@ -103,18 +103,24 @@ def kind_info(api_version: str, kind: str) -> KindInfo:
     return info
 
 
-def decode_object(doc: dict[str, Any], path_prefix: str = "") -> KubeObject:
+def decode_object(
+    doc: dict[str, Any], path_prefix: str = "", *, name_warnings: list[FieldError] | None = None
+) -> KubeObject:
     """Decodes, defaults and validates one manifest.
 
     Raises DocumentError for an unknown kind or apiVersion and InvalidObjectError listing every
     invalid field otherwise; ``path_prefix`` (e.g. ``"items[2]."``) is put before each field path.
+    With ``name_warnings`` given, names only the API server's rules refuse are appended there
+    instead of refusing the object (``Reader.name``).
     """
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     info = kind_info(
         api_version if isinstance(api_version, str) else "", kind if isinstance(kind, str) else ""
     )
-    reader = Reader()
+    reader = Reader(lenient_names=name_warnings is not None)
     obj = info.decode(reader, doc)
+    if name_warnings is not None:
+        name_warnings.extend(e.with_prefix(path_prefix) for e in reader.warnings)
     if reader.errors:
         errs = [e.with_prefix(path_prefix) for e in reader.errors]
         raise InvalidObjectError(str(kind), obj.name, errs, group=info.group)

@@ -115,10 +115,7 @@ def _read_pod_status(
         r.add(fe.not_supported("status.phase", phase, _POD_PHASES))
     nominated = r.string(status, "nominatedNodeName", "status")
     if nominated:
-        r.extend(
-            fe.invalid("status.nominatedNodeName", nominated, msg)
-            for msg in name_is_dns_subdomain(nominated, False)
-        )
+        r.name("status.nominatedNodeName", nominated, name_is_dns_subdomain(nominated, False))
     conditions = tuple(
         PodCondition(
             type=r.string(c, "type", c_path),
@@ -175,10 +172,7 @@ def decode_pod(r: Reader, doc: Mapping[str, Any]) -> Pod:
     r.extend(_validate_scheduling_gates(gates, child(sp, "schedulingGates")))
     r.extend(validate_topology_spread_constraints(spread, child(sp, "topologySpreadConstraints")))
     if node_name:
-        r.extend(
-            fe.invalid(child(sp, "nodeName"), node_name, msg)
-            for msg in name_is_dns_subdomain(node_name, False)
-        )
+        r.name(child(sp, "nodeName"), node_name, name_is_dns_subdomain(node_name, False))
     r.extend(validate_tolerations(tolerations, child(sp, "tolerations")))
     if priority_class_name:
         r.extend(

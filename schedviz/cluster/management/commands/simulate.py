@@ -52,7 +52,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            manifests = load_files(list(options["files"]), seed=options["seed"])
+            manifests = load_files(list(options["files"]), seed=options["seed"], lenient_names=True)
             simulation = new_simulation(
                 manifests,
                 seed=options["seed"],
@@ -72,6 +72,8 @@ class Command(BaseCommand):
             sys.exit(2)
         if manifests.skipped_notice:
             sys.stderr.write(f"{manifests.skipped_notice}\n")
+        for warning in manifests.name_warnings:
+            sys.stderr.write(f"warning: {warning} (a v1.34 API server refuses this name)\n")
         simulation.run(options["max_cycles"])
         outcome = simulation.outcome()
         if outcome:
