@@ -483,5 +483,5 @@ def test_lenient_names_load_upstreams_fixture_names_with_a_warning_each(tmp_path
 def test_lenient_names_still_refuse_names_that_cannot_be_stored(tmp_path: Path, name: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(f"apiVersion: v1\nkind: Node\nmetadata: {{name: {json.dumps(name)}}}\n")
-    with pytest.raises(ManifestError, match="metadata.name: Invalid value"):
+    with pytest.raises(ManifestError, match=r"metadata\.name: Invalid value"):
         load_files([str(path)], lenient_names=True)
