@@ -295,9 +295,9 @@ def test_pods_past_the_limit_are_refused_at_the_first_one_past_it(
     decoded: list[str] = []
     real_decode = load.decode_object
 
-    def counting_decode(document: dict[str, Any]) -> Any:
+    def counting_decode(document: dict[str, Any], **options: Any) -> Any:
         decoded.append(document["metadata"]["name"])
-        return real_decode(document)
+        return real_decode(document, **options)
 
     monkeypatch.setattr(load, "decode_object", counting_decode)
     text = "\n---\n".join(json.dumps(pod) for pod in _pods(8))
