@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from schedviz.scheduler.backend.cache.snapshot import Snapshot
     from schedviz.scheduler.backend.queue.scheduling_queue import PriorityQueue
     from schedviz.scheduler.clock import Clock
-    from schedviz.scheduler.store import ClusterStore
+    from schedviz.scheduler.store import ClusterStore, InformerView
 
 # schedule_one.go constants.
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -163,6 +163,7 @@ class ScheduleOne:
     cache: Cache
     snapshot: Snapshot
     store: ClusterStore
+    informers: InformerView
     clock: Clock
     rng: random.Random
     profiles: dict[str, Framework]
@@ -904,7 +905,7 @@ class ScheduleOne:
         if fit_error is not None:
             error_message = str(fit_error)
         trace.message = error_message
-        cached = self.store.get("Pod", pod.key)
+        cached = self.informers.get("Pod", pod.key)
         requeued = False
         if isinstance(cached, Pod) and not cached.node_name:
             pod_info.pod_info = type(pod_info.pod_info)(cached)

@@ -38,7 +38,7 @@ from schedviz.scheduler.framework.types import (
     QueueingHint,
 )
 from schedviz.scheduler.schedule_one import ScheduleOne, WaitingCycle
-from schedviz.scheduler.store import ClusterStore
+from schedviz.scheduler.store import ClusterStore, InformerView
 from schedviz.scheduler.trace import CycleTrace
 
 # The queue's periodic flushes (scheduling_queue.go's Run).
@@ -92,6 +92,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         extender elsewhere is refused here with ExtenderConfigError."""
         self.config = config
         self.store = store
+        self.informers = InformerView(store)
         self.clock = clock
         self.rng = random.Random(seed)
         self.cache = Cache()
@@ -132,9 +133,9 @@ class Scheduler(EventHandlers, ScheduleOne):
 
     def _list_and_watch(self) -> None:
         """The informers' initial list: nodes first, then bound pods, then pending ones."""
-        for node in self.store.list_objects("Node"):
+        for node in self.informers.list_objects("Node"):
             self.add_node_to_cache(node)
-        pods = self.store.pods()
+        pods = self.informers.pods()
         for pod in pods:
             if pod.node_name:
                 self.add_pod_to_cache(pod)
@@ -148,8 +149,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         return self.snapshot
 
     @property
-    def objects(self) -> ClusterStore:
-        return self.store
+    def objects(self) -> InformerView:
+        return self.informers
 
     def bind_pod(self, pod: Pod, node_name: str) -> Status | None:
         return self.store.bind(pod, node_name)

@@ -179,7 +179,9 @@ class ResourceAllocationScorer:
         return _request_of(self._pod_requests(pod), resource)
 
     def _pod_requests(self, pod: Pod) -> Amounts:
-        return pod_requests(pod, None if self.use_requested else NON_ZERO_DEFAULTS)
+        return pod_requests(
+            pod, None if self.use_requested else NON_ZERO_DEFAULTS, use_status_resources=True
+        )
 
 
 def _request_of(requests: Amounts, resource: str) -> int:
