@@ -23,7 +23,11 @@ Deliberately different:
   a Go map iteration (random); here it is the first candidate in dry-run order.
 - The preemptor is not re-read from the informer: the queue's copy is already the latest.
 - A pod's start time is ``status.startTime`` from its manifest; a pod without one counts as
-  started "now", later than every pod that has one (upstream calls ``time.Now()``).
+  started "now", later than every pod that has one (upstream calls ``time.Now()``). Two such
+  pods compare as upstream's calls do: each more important than the other (``sort.Slice`` then
+  moves them as Go's sort does, see ``gosort``). For pickOneNodeForPreemption's last criterion
+  they tie, where upstream's later calls of ``time.Now()`` favour the node evaluated last in
+  its (random) map order.
 - Pods are identified by ``namespace/name`` where upstream uses the UID.
 """
 
@@ -577,11 +581,17 @@ def pod_start_time(pod: Pod) -> float:
 
 
 def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
-    """MoreImportantPod: higher priority first, then the one that started earlier."""
+    """MoreImportantPod: higher priority first, then the one that started earlier.
+
+    A pod without a start time started "now" (``GetPodStartTime`` calls ``time.Now()``), after
+    every pod that has one; for two such pods the first "now" is taken before the second, so
+    each is more important than the other: true both ways, as in upstream.
+    """
     priority1, priority2 = pod1.effective_priority, pod2.effective_priority
     if priority1 != priority2:
         return priority1 > priority2
-    return pod_start_time(pod1) < pod_start_time(pod2)
+    start1, start2 = pod_start_time(pod1), pod_start_time(pod2)
+    return start1 < start2 or start1 == start2 == math.inf
 
 
 def get_earliest_pod_start_time(victims: Victims) -> float | None:

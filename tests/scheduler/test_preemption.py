@@ -314,9 +314,11 @@ def test_more_important_pod() -> None:
     assert not more_important_pod(pod("a", 5), pod("b", 10))
     assert more_important_pod(pod("a", 5, start=1), pod("b", 5, start=2))
     assert not more_important_pod(pod("a", 5, start=2), pod("b", 5, start=1))
-    # Started "now": neither is more important than the other.
-    assert not more_important_pod(pod("a", 5), pod("b", 5))
+    # Both started "now", the first argument's time.Now() before the second's: true both ways.
+    assert more_important_pod(pod("a", 5), pod("b", 5))
+    assert more_important_pod(pod("b", 5), pod("a", 5))
     assert more_important_pod(pod("a", 5, start=1), pod("b", 5))
+    assert not more_important_pod(pod("b", 5), pod("a", 5, start=1))
 
 
 def test_earliest_start_time_of_highest_priority_victims() -> None:

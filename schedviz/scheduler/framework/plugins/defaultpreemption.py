@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from functools import cmp_to_key
 
 from schedviz.kube.labels import as_selector
 from schedviz.kube.objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
@@ -55,6 +54,7 @@ from schedviz.scheduler.framework.types import (
     PodInfo,
     QueueingHint,
 )
+from schedviz.scheduler.gosort import sort_slice
 from schedviz.scheduler.preemption import (
     CONDITION_DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -191,11 +191,11 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
         more_important = self.more_important_pod
 
-        def compare(a: PodInfo, b: PodInfo) -> int:
-            return -1 if more_important(a.pod, b.pod) else int(more_important(b.pod, a.pod))
+        def order(victims: list[PodInfo]) -> None:
+            # sort.Slice with MoreImportantPod, which is no strict order (see gosort).
+            sort_slice(victims, lambda a, b: more_important(a.pod, b.pod))
 
-        order = cmp_to_key(compare)
-        potential.sort(key=order)
+        order(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
 
@@ -225,7 +225,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
         if violating and non_violating:
             # Keep the victims ordered from most to least important.
-            victims.sort(key=order)
+            order(victims)
         return [p.pod for p in victims], num_violating_victims, None
 
     def _is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:

@@ -836,6 +836,25 @@ def test_dry_run_preemption(case: DryRunCase) -> None:
         assert _candidates_by_node(got) == case.expected[cycle], f"cycle {cycle}"
 
 
+def test_equal_priority_victims_without_start_time_are_reprieved_in_go_sort_order() -> None:
+    """Upstream's finding preemption-victims-starttime-1: MoreImportantPod is true both ways for
+    two pods without status.startTime, so sort.Slice swaps them; the one listed first on the
+    node is then reprieved last and becomes the victim."""
+    nodes = [topology_node("node1", {"cpu": "2", "memory": "4Gi"})]
+    running = [
+        pod("run-7", LOW, "node1", {"cpu": "1", "memory": "1Gi"}),
+        pod("run-12", LOW, "node1", {"cpu": "1", "memory": "1Gi"}),
+    ]
+    preemptor = pod("pend", HIGH, req={"cpu": "1", "memory": "1Gi"})
+    handle = ClusterHandle(running, nodes, [preemptor])
+    framework, plugin = build(handle, [FIT])
+    got, _, error = plugin.evaluator.dry_run_preemption(
+        pre_filtered(framework, preemptor), preemptor, handle.snapshot.list(), [], 0, 1
+    )
+    assert error is None
+    assert [[p.name for p in c.victims.pods] for c in got] == [["run-7"]]
+
+
 def test_dry_run_preemption_puts_candidates_without_pdb_violation_first() -> None:
     case = DRY_RUN_CASES[-1]
     nodes = [topology_node(name, VERY_LARGE) for name in case.node_names]
@@ -1668,9 +1687,10 @@ def test_a_scheduler_preempts_then_binds_on_the_nominated_node() -> None:
 
     scheduler.run_until_idle(clock.set, max_cycles=10)
 
-    assert {p.name: p.node_name for p in store.pods()} == {"low0": "node1", "high": "node1"}
+    # Neither low pod has a start time: Go's sort.Slice swaps them, low1 is reprieved first.
+    assert {p.name: p.node_name for p in store.pods()} == {"low1": "node1", "high": "node1"}
     assert [(e.reason, e.object, e.message) for e in store.events] == [
-        ("Preempted", "default/low1", "Preempted by pod high on node node1"),
+        ("Preempted", "default/low0", "Preempted by pod high on node node1"),
         ("FailedScheduling", "default/high", "0/1 nodes are available: 1 Insufficient cpu."),
         ("Scheduled", "default/high", "Successfully assigned default/high to node1"),
     ]
