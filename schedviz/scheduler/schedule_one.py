@@ -225,6 +225,8 @@ class ScheduleOne:
             time=self.clock.now(),
             wall_time=time.time(),
             queue=queue_state,
+            # The scheduler's nextStartNodeIndex, whether or not this cycle walks the nodes.
+            start_index=self.next_start_node_index,
         )
         self._trace_into(framework, trace)
         state = CycleState()
@@ -443,7 +445,6 @@ class ScheduleOne:
             diagnosis.node_to_status.absent_nodes_status = cut
             trace.pre_filter_nodes = wanted
             trace.pre_filter_status = cut
-        trace.start_index = self.next_start_node_index
         feasible: list[NodeInfo] = []
         try:
             feasible = self.find_nodes_that_pass_filters(
