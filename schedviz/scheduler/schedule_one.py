@@ -164,6 +164,9 @@ class ScheduleOne:
     snapshot: Snapshot
     store: ClusterStore
     informers: InformerView
+    async_work: list[Callable[[], None]]
+    # The PostFilter result of the running cycle, re-read once its goroutines have run.
+    _preemption_details: object | None = None
     clock: Clock
     rng: random.Random
     profiles: dict[str, Framework]
@@ -234,6 +237,7 @@ class ScheduleOne:
             self._debugging = DebugCycle(self.debugger, framework, state, trace)
         try:
             self._cycle(framework, state, pod_info, trace)
+            self.run_async_work(trace)
             if self._debugging is not None:
                 self._debugging.before(points.END, pod, ())
             return trace
@@ -266,6 +270,17 @@ class ScheduleOne:
             self.waiting.append((framework, state, assumed_pod_info, result, trace))
             return
         self.run_binding_cycle(framework, state, assumed_pod_info, result, trace)
+
+    def run_async_work(self, trace: CycleTrace) -> None:
+        """The goroutines the cycle started (async preemption), in the order they started, now
+        that the cycle is over; the trace's preemption record gets what they did."""
+        while self.async_work:
+            work = self.async_work.pop(0)
+            work()
+        details = self._preemption_details
+        if details is not None:
+            trace.preemption = _preemption_json(details, trace.nominated_node)
+            self._preemption_details = None
 
     def _skip_pod_schedule(self, pod: Pod) -> bool:
         if pod.deletion_timestamp:
@@ -316,6 +331,7 @@ class ScheduleOne:
             if nominating is not None and nominating.nominated_node_name:
                 trace.nominated_node = nominating.nominated_node_name
             trace.preemption = _preemption_json(post_result, trace.nominated_node)
+            self._preemption_details = post_result
             return (
                 ScheduleResult(nominating_info=nominating),
                 pod_info,

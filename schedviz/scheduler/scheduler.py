@@ -105,6 +105,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         # Whether the last schedule_one found the queue empty.
         self.queue_was_empty = False
         self.waiting: list[WaitingCycle] = []
+        self.async_work: list[Callable[[], None]] = []
         self.debugger = None
         self._debugging = None
         self.extenders = build_extenders(config.extenders, extender_allowed_hosts)
@@ -163,6 +164,13 @@ class Scheduler(EventHandlers, ScheduleOne):
     def delete_pod(self, pod: Pod) -> None:
         """Deletes a pod through the API (preemption victims)."""
         self.store.delete("Pod", pod.key)
+
+    def run_async(self, work: Callable[[], None]) -> None:
+        """A goroutine a plugin starts: run after the current cycle (``run_async_work``)."""
+        self.async_work.append(work)
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        self.queue.activate(pods)
 
     # ------------------------------------------------------------------ the loop
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -167,6 +167,7 @@ class ClusterHandle:
         self.store = ClusterStore([*pods, *nodes, *nominated, *objects])
         self.nominated = list(nominated)
         self.deleted: list[str] = []
+        self.activated: list[str] = []
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self.snapshot
@@ -187,6 +188,13 @@ class ClusterHandle:
 
     def record_event(self, type_: str, reason: str, pod: Pod, message: str) -> object:
         return self.store.record_event(type_, reason, pod, message)
+
+    def run_async(self, work: Callable[[], None]) -> None:
+        # Upstream's tests wait for the preemption goroutine: run it at once.
+        work()
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        self.activated.extend(pods)
 
 
 def build(
@@ -1529,6 +1537,10 @@ def test_preemption_details_for_the_trace() -> None:
                 "message": "Preempted by pod p on node node2",
             }
         ],
+        "asyncSteps": [
+            {"action": "PreemptionReleased", "pod": "default/p"},
+            {"action": "PreemptVictim", "pod": "default/p3"},
+        ],
     }
 
 
@@ -1689,8 +1701,10 @@ def test_a_scheduler_preempts_then_binds_on_the_nominated_node() -> None:
 
     # Neither low pod has a start time: Go's sort.Slice swaps them, low1 is reprieved first.
     assert {p.name: p.node_name for p in store.pods()} == {"low1": "node1", "high": "node1"}
+    # Async preemption: the victim is deleted by the goroutine, after the cycle's failure
+    # handling recorded FailedScheduling; its deletion requeues the preemptor.
     assert [(e.reason, e.object, e.message) for e in store.events] == [
-        ("Preempted", "default/low0", "Preempted by pod high on node node1"),
         ("FailedScheduling", "default/high", "0/1 nodes are available: 1 Insufficient cpu."),
+        ("Preempted", "default/low0", "Preempted by pod high on node node1"),
         ("Scheduled", "default/high", "Successfully assigned default/high to node1"),
     ]
