@@ -34,7 +34,11 @@ from schedviz.scheduler.extender import (
     ExtenderError,
     HTTPExtender,
 )
-from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.cycle_state import (
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    PodsToActivate,
+)
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     Code,
@@ -233,6 +237,9 @@ class ScheduleOne:
         )
         self._trace_into(framework, trace)
         state = CycleState()
+        # Filled by plugins, emptied into activeQ after a successful cycle (and binding).
+        pods_to_activate = PodsToActivate()
+        state.write(PODS_TO_ACTIVATE_KEY, pods_to_activate)
         if self.debugger is not None:
             self._debugging = DebugCycle(self.debugger, framework, state, trace)
         try:
@@ -376,7 +383,19 @@ class ScheduleOne:
                 assumed_info,
                 (_single_node_rejection(pod, host, status) if status.is_rejected() else status),
             )
+        # At the end of a successful scheduling cycle, move up the pods plugins asked for.
+        self._activate_pods(state, clear=True)
         return result, assumed_info, None
+
+    def _activate_pods(self, state: CycleState, *, clear: bool) -> None:
+        try:
+            pods_to_activate = state.read_as(PODS_TO_ACTIVATE_KEY, PodsToActivate)
+        except (KeyError, TypeError):
+            return
+        if pods_to_activate.map:
+            self.queue.activate(pods_to_activate.map)
+            if clear:
+                pods_to_activate.map = {}
 
     def schedule_pod(
         self, framework: Framework, state: CycleState, pod: Pod, trace: CycleTrace
@@ -840,6 +859,8 @@ class ScheduleOne:
         if debugging is not None:
             debugging.before(points.POST_BIND, pod, framework.plugin_names("postBind"))
         framework.run_post_bind_plugins(state, pod, host)
+        # At the end of a successful binding cycle, move up the pods plugins asked for.
+        self._activate_pods(state, clear=False)
         return None
 
     def bind(self, framework: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
