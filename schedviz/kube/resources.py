@@ -153,6 +153,29 @@ def pod_requests(
     return requests
 
 
+def aggregate_container_limits(pod: Pod) -> Amounts:
+    """The containers' limits combined as their requests are (``AggregateContainerLimits``,
+    spec only): regular containers and sidecars add up, init containers count by their
+    maximum."""
+    limits: Amounts = {}
+    for container in pod.containers:
+        _add(limits, _amounts(container.limits))
+    sidecars: Amounts = {}
+    init_max: Amounts = {}
+    for container in pod.init_containers:
+        own = _amounts(container.limits)
+        if container.restart_policy == RESTART_POLICY_ALWAYS:
+            _add(limits, own)
+            _add(sidecars, own)
+            step = dict(sidecars)
+        else:
+            step = own
+            _add(step, sidecars)
+        _max(init_max, step)
+    _max(limits, init_max)
+    return limits
+
+
 def non_zero_defaults(pod: Pod, requests: Amounts) -> Amounts:
     """The defaults the scheduler's NodeInfo fills in for missing container requests
     (``getNonMissingContainerRequests``): both without pod-level requests; with them, only
