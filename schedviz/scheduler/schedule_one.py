@@ -6,7 +6,10 @@ the filtering extenders), score them (PreScore, Score, NormalizeScore, weights, 
 Prioritize), pick the host (reservoir sampling among the top scores), assume it in the cache,
 Reserve, Permit, then bind (PreBind, a binding extender or the Bind plugins, PostBind).
 Failures go back to the queue as upstream's ``handleSchedulingFailure`` does, with the pod's
-PodScheduled condition and a FailedScheduling event carrying the same message.
+PodScheduled condition and a FailedScheduling event carrying the same message. The pods plugins
+put into the cycle's ``PodsToActivate`` move to activeQ after a successful scheduling cycle and
+again after a successful binding cycle. Goroutines a plugin starts (async preemption) run right
+after the cycle, before the next pop (``run_async_work``).
 
 Deliberately different: the binding cycle runs right after the scheduling cycle instead of in a
 goroutine (a pod held at Permit resumes when the loop sees it allowed, rejected or timed out), and
