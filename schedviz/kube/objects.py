@@ -180,6 +180,26 @@ class Container:
 
 
 @dataclass(slots=True)
+class ResourceRequirements:
+    """v1.ResourceRequirements: a pod's ``spec.resources`` (pod-level resources) or a
+    container status's ``resources`` (what the kubelet applied)."""
+
+    requests: ResourceList = field(default_factory=dict)
+    limits: ResourceList = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ContainerStatus:
+    """The parts of v1.ContainerStatus that count in the pod's requests once it runs (an
+    in-place resize): ``resources`` (None when the status has none) and
+    ``allocatedResources``."""
+
+    name: str
+    resources: ResourceRequirements | None = None
+    allocated_resources: ResourceList = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class Volume:
     """A pod volume; only the sources the scheduler looks at are kept."""
 
@@ -230,12 +250,15 @@ class Pod:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     overhead: ResourceList = field(default_factory=dict)
+    resources: ResourceRequirements | None = None  # pod-level resources
     volumes: tuple[Volume, ...] = ()
     host_network: bool = False
     # status
     phase: str = POD_PENDING
     nominated_node_name: str = ""
     conditions: tuple[PodCondition, ...] = ()
+    container_statuses: tuple[ContainerStatus, ...] = ()
+    init_container_statuses: tuple[ContainerStatus, ...] = ()
     manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -3,7 +3,9 @@
 Mirrors pkg/scheduler/eventhandlers.go. Bound pods go to the cache; pods waiting for this
 scheduler go to the queue; a pod that becomes bound leaves the queue and enters the cache. Every
 change is also a cluster event that may move rejected pods back (with queueing hints on, as in
-current releases, every handler calls ``move_all_to_active_or_backoff_queue``).
+current releases, every handler calls ``move_all_to_active_or_backoff_queue``). Pods reach the
+handlers through the pod informer's field selector: terminal pods (Succeeded, Failed) are never
+seen, and a pod that turns terminal is deleted (``store.pod_informer_event``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from schedviz.scheduler.framework.types import (
     ClusterEvent,
     EventResource,
 )
-from schedviz.scheduler.store import ADDED, DELETED, MODIFIED
+from schedviz.scheduler.store import ADDED, DELETED, MODIFIED, pod_informer_event
 
 if TYPE_CHECKING:
     from schedviz.scheduler.backend.cache.cache import Cache
@@ -63,7 +65,9 @@ class EventHandlers:
         if not _only_conditions_changed(old, new):
             self.cluster_generation += 1
         if isinstance(obj, Pod):
-            self._on_pod(event_type, old, new)
+            seen = pod_informer_event(event_type, old, new)
+            if seen is not None:
+                self._on_pod(*seen)
         elif isinstance(obj, Node):
             if event_type == ADDED:
                 self.add_node_to_cache(new)

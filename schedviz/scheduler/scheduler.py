@@ -41,7 +41,7 @@ from schedviz.scheduler.framework.types import (
     QueueingHint,
 )
 from schedviz.scheduler.schedule_one import ScheduleOne, WaitingCycle
-from schedviz.scheduler.store import ClusterStore
+from schedviz.scheduler.store import ClusterStore, InformerView
 from schedviz.scheduler.trace import CycleTrace
 
 # The queue's periodic flushes (scheduling_queue.go's Run).
@@ -95,6 +95,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         extender elsewhere is refused here with ExtenderConfigError."""
         self.config = config
         self.store = store
+        self.informers = InformerView(store)
         self.clock = clock
         self.rng = random.Random(seed)
         self.cache = Cache()
@@ -111,6 +112,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.attempt_generations: dict[str, int] = {}
         # Whether the last run_until_idle ended at its cycle cap with work left.
         self.stopped_at_cap = False
+        self.async_work: list[Callable[[], None]] = []
         self.debugger = None
         self._debugging = None
         self.extenders = build_extenders(config.extenders, extender_allowed_hosts)
@@ -139,9 +141,9 @@ class Scheduler(EventHandlers, ScheduleOne):
 
     def _list_and_watch(self) -> None:
         """The informers' initial list: nodes first, then bound pods, then pending ones."""
-        for node in self.store.list_objects("Node"):
+        for node in self.informers.list_objects("Node"):
             self.add_node_to_cache(node)
-        pods = self.store.pods()
+        pods = self.informers.pods()
         for pod in pods:
             if pod.node_name:
                 self.add_pod_to_cache(pod)
@@ -155,8 +157,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         return self.snapshot
 
     @property
-    def objects(self) -> ClusterStore:
-        return self.store
+    def objects(self) -> InformerView:
+        return self.informers
 
     def bind_pod(self, pod: Pod, node_name: str) -> Status | None:
         return self.store.bind(pod, node_name)
@@ -169,6 +171,13 @@ class Scheduler(EventHandlers, ScheduleOne):
     def delete_pod(self, pod: Pod) -> None:
         """Deletes a pod through the API (preemption victims)."""
         self.store.delete("Pod", pod.key)
+
+    def run_async(self, work: Callable[[], None]) -> None:
+        """A goroutine a plugin starts: run after the current cycle (``run_async_work``)."""
+        self.async_work.append(work)
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        self.queue.activate(pods)
 
     # ------------------------------------------------------------------ the loop
 

@@ -620,6 +620,122 @@ def test_path_prefix_is_put_before_each_field() -> None:
     assert [str(e) for e in info.value.errors] == ["items[2].spec.containers: Required value"]
 
 
+# --- Pods: pod-level resources (validatePodResources, validatePodResourceConsistency). --------
+
+POD_LEVEL_ERROR_CASES = [
+    (
+        "unsupported pod-level resource",
+        with_path(pod(), "spec.resources", {"requests": {"cpu": "1", "ephemeral-storage": "1Gi"}}),
+        'spec.resources.requests[ephemeral-storage]: Unsupported value: "ephemeral-storage": '
+        'supported values: "cpu", "hugepages-", "memory"',
+    ),
+    (
+        "non-standard unqualified name",
+        with_path(pod(), "spec.resources", {"limits": {"gpu": "1"}}),
+        'spec.resources.limits[gpu]: Invalid value: "gpu": must be a standard resource type or '
+        "fully qualified",
+    ),
+    (
+        "pod-level request above its limit",
+        with_path(pod(), "spec.resources", {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
+        'spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+    ),
+    (
+        "pod-level request below the containers' aggregate",
+        with_path(
+            with_path(pod(), "spec.containers.0.resources", {"requests": {"cpu": "1500m"}}),
+            "spec.resources",
+            {"requests": {"cpu": "1"}},
+        ),
+        'spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to '
+        "aggregate container requests of 1500m",
+    ),
+    (
+        "container limit above the pod's",
+        with_path(
+            with_path(pod(), "spec.containers.0.resources", {"limits": {"memory": "2Gi"}}),
+            "spec.resources",
+            {"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}},
+        ),
+        'spec.resources.requests: Invalid value: "2Gi": must be less than or equal to memory '
+        "limit of 1Gi",
+    ),
+    (
+        "windows pod",
+        with_path(with_path(pod(), "spec.os", {"name": "windows"}), "spec.resources", {}),
+        "spec.resources: Forbidden: may not be set for a windows pod",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "doc", "expected"),
+    POD_LEVEL_ERROR_CASES,
+    ids=[c[0] for c in POD_LEVEL_ERROR_CASES],
+)
+def test_it_validates_pod_level_resources_as_the_api_server(
+    name: str, doc: dict[str, Any], expected: str
+) -> None:
+    assert expected in errors_of(doc)
+
+
+def test_a_container_limit_above_the_pod_limit_is_refused_under_spec_resources() -> None:
+    doc = with_path(
+        with_path(pod(), "spec.containers.0.resources", {"limits": {"cpu": "2"}}),
+        "spec.resources",
+        {"requests": {"cpu": "2"}, "limits": {"cpu": "3"}},
+    )
+    assert isinstance(decode_object(doc), Pod)
+    doc = with_path(doc, "spec.resources", {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}})
+    assert (
+        'spec.resources.containers[0][cpu].limits: Invalid value: "2": must be less than or '
+        "equal to pod limits of 1"
+    ) in errors_of(doc)
+
+
+def test_pod_level_requests_default_from_the_containers_then_from_the_limits() -> None:
+    """defaultPodRequests: with pod-level limits, a missing pod-level request is the containers'
+    aggregate (when they request it), else the pod-level limit."""
+    doc = with_path(
+        with_path(pod(), "spec.containers.0.resources", {"requests": {"cpu": "500m"}}),
+        "spec.resources",
+        {"limits": {"cpu": "2", "memory": "1Gi"}},
+    )
+    p = decode_object(doc)
+    assert isinstance(p, Pod) and p.resources is not None
+    assert p.resources.requests == {"cpu": Quantity.parse("500m"), "memory": Quantity.parse("1Gi")}
+
+
+def test_pod_level_requests_without_limits_are_kept_as_given() -> None:
+    p = decode_object(with_path(pod(), "spec.resources", {"requests": {"cpu": "3"}}))
+    assert isinstance(p, Pod) and p.resources is not None
+    assert p.resources.requests == {"cpu": Quantity.parse("3")}
+    assert p.resources.limits == {}
+
+
+def test_container_statuses_keep_resized_resources() -> None:
+    doc = pod()
+    doc["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": "c",
+                "allocatedResources": {"cpu": "2"},
+                "resources": {"requests": {"cpu": "3"}, "limits": {"cpu": "4"}},
+            },
+            {"name": "sidecar"},
+        ],
+        "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+    }
+    p = decode_object(doc)
+    assert isinstance(p, Pod)
+    first, second = p.container_statuses
+    assert first.name == "c" and first.allocated_resources == {"cpu": Quantity.parse("2")}
+    assert first.resources is not None
+    assert first.resources.requests == {"cpu": Quantity.parse("3")}
+    assert second.resources is None and second.allocated_resources == {}
+
+
 # --- Pods: defaulting. ------------------------------------------------------------------------
 
 
