@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import math
 import os
 import socket
 import threading
@@ -42,9 +43,18 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from schedviz.cluster import services
+from schedviz.cluster.clock import clock_advance, clock_start
 from schedviz.cluster.models import Cluster, Cycle, DebugSession, Lease
+from schedviz.cluster.queue_state import (
+    clusters_due,
+    config_digest,
+    queue_state_forget,
+    queue_state_get,
+    queue_state_save,
+)
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
+from schedviz.scheduler.backend.queue.persistence import QueueDataError
 from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
@@ -80,6 +90,9 @@ IDLE_POLL = 0.02
 CLOCK_SKEW_MARGIN = 1.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
+# The queue is saved with a batch of Cycle rows at most this often (and always when the runner
+# stops): a runner killed loses at most this much of its queue's history.
+STATE_SAVE_INTERVAL = 1.0
 
 STOP_IDLE = "idle"
 STOP_HELD = "held by another runner"
@@ -114,6 +127,10 @@ class RunResult:
     error: str = ""
     # The last Change row the runner followed.
     last_change_id: int = 0
+    # Stopped with work due later (a backoff ending, a queue flush of a live cluster): in how
+    # many wall seconds, and at what Unix time, a runner is to start again (dispatch wakes it).
+    wake_in: float | None = None
+    wake_at: float | None = None
 
 
 def default_holder() -> str:
@@ -214,8 +231,16 @@ def stranded_clusters() -> list[int]:
     """Clusters with a change committed after their last runner stopped (or never run): the task
     that would have run them was lost, sent while the broker was down or queued in a Redis that
     restarted."""
+    return stranded_clusters_of(None)
+
+
+def stranded_clusters_of(cluster_ids: list[int] | None) -> list[int]:
+    """``stranded_clusters``, among ``cluster_ids`` (None: all)."""
+    clusters = (
+        Cluster.objects.all() if cluster_ids is None else Cluster.objects.filter(pk__in=cluster_ids)
+    )
     rows = (
-        Cluster.objects.annotate(last_change=Max("changes__created_at"))
+        clusters.annotate(last_change=Max("changes__created_at"))
         .filter(last_change__isnull=False)
         .values_list("pk", "last_change", "lease__holder", "lease__renewed_at")
     )
@@ -224,6 +249,28 @@ def stranded_clusters() -> list[int]:
         for cluster_id, last_change, holder, released_at in rows
         if not holder and (released_at is None or last_change > released_at)
     ]
+
+
+def _wake_replaced(cluster_id: int, wake_at: float) -> bool:
+    """Whether a later runner saved another wake-up than ``wake_at`` (or none) and no change
+    came after it stopped: it has done what this wake-up was for."""
+    saved = queue_state_get(cluster_id=cluster_id)
+    if saved is not None and saved.wake_at is not None and abs(saved.wake_at - wake_at) < 1e-3:
+        return False
+    return cluster_id not in stranded_clusters_of([cluster_id])
+
+
+def overdue_clusters(*, margin: float = 2.0) -> list[int]:
+    """Clusters whose wake-up is overdue with no runner holding them (the task was lost)."""
+    due = set(clusters_due(now=time.time() - margin))
+    if not due:
+        return []
+    held = set(
+        Lease.objects.filter(cluster_id__in=due)
+        .exclude(holder="")
+        .values_list("cluster_id", flat=True)
+    )
+    return sorted(due - held)
 
 
 def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:
@@ -266,12 +313,17 @@ def run_cluster(
     max_cycles: int | None = None,
     publisher: Publisher | None = None,
     requested_at: datetime | None = None,
+    wake_at: float | None = None,
 ) -> RunResult:
     """Schedules the cluster until it is idle (or ``max_seconds``/``max_cycles``), holding its
     lease; returns at once when another live runner holds it, or when a runner has run and
-    stopped since ``requested_at`` (a task that waited in the queue behind another)."""
+    stopped since ``requested_at`` (a task that waited in the queue behind another), or when
+    ``wake_at`` is a wake-up a later runner replaced with its own (or none)."""
     result = RunResult(cluster_id, holder or default_holder())
     if requested_at is not None and ran_since(cluster_id=cluster_id, when=requested_at):
+        result.stopped = STOP_UP_TO_DATE
+        return result
+    if wake_at is not None and _wake_replaced(cluster_id, wake_at):
         result.stopped = STOP_UP_TO_DATE
         return result
     deadline = time.monotonic() + max_seconds if max_seconds is not None else None
@@ -379,12 +431,15 @@ class _Session:
         # Cycle numbers written while their pod waited at Permit (re-emitted with the outcome).
         self.written_waiting: set[int] = set()
         self.last_flush = time.monotonic()
+        self.last_state_save = 0.0
         self.lease_renew_every = 5.0
+        self.anchor: tuple[float, float | None] = (0.0, None)
 
     # ------------------------------------------------------------------ set-up
 
     def run(self) -> None:
         cluster = self.cluster
+        self.result.wake_in = self.result.wake_at = None
         self.virtual = cluster.clock_mode == Cluster.ClockMode.VIRTUAL
         self.paused = cluster.run_state == Cluster.RunState.PAUSED
         self.pending_steps = cluster.pending_steps
@@ -392,28 +447,30 @@ class _Session:
         self.debug_requested = DebugSession.objects.filter(
             cluster=cluster, state=DebugSession.State.REQUESTED
         ).exists()
-        self.clock: VirtualClock | ScaledWallClock = (
-            VirtualClock(cluster.scheduler_time)
-            if self.virtual
-            else ScaledWallClock(cluster.scheduler_time, 0.0 if self.paused else cluster.speed)
-        )
         self.speed = cluster.speed
+        self.clock: VirtualClock | ScaledWallClock
+        if self.virtual:
+            self.clock = VirtualClock(cluster.scheduler_time)
+        else:
+            # The cluster's own clock, which ran on while no runner was alive.
+            self.anchor = clock_start(cluster_id=cluster.pk)
+            self.clock = ScaledWallClock(
+                self.anchor[0],
+                0.0 if self.paused else cluster.speed,
+                wall=time.time,
+                wall_start=self.anchor[1],
+            )
         self.lease_renew_every = max(0.5, self._lease_duration() / 3)
         registry = new_in_tree_registry()
         self.config_document = services.scheduler_config_document(cluster=cluster)
+        self.digest = config_digest(document=self.config_document, clock_mode=cluster.clock_mode)
         self.store.now = self.clock.now
-        self.store.list_cluster()
+        saved = queue_state_get(cluster_id=cluster.pk)
+        if saved is not None and saved.config_digest != self.digest:
+            saved = None  # another configuration: a fresh scheduler, as after a restart
         try:
             config = cluster_configuration(self.config_document, registry)
-            self.scheduler = GroupBindingScheduler(
-                config,
-                registry,
-                self.store,
-                self.clock,
-                seed=cluster.seed,
-                emit=self._on_trace,
-                extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
-            )
+            self.scheduler = self._build_scheduler(config, registry, saved)
         except (ConfigError, ValueError) as error:  # ExtenderConfigError is a ValueError
             logger.error("cluster %s: cannot build the scheduler: %s", cluster.pk, error)
             self.result.stopped = STOP_CONFIG
@@ -446,11 +503,50 @@ class _Session:
         else:
             if self.result.stopped != STOP_LEASE_LOST:
                 self._bind_deferred()
-            self._flush()
+                self._plan_wake()
+            self._flush(final=True)
         finally:
             gc.unfreeze()
             self.result.scheduler_time = self.clock.now()
             self.result.last_change_id = self.store.last_change_id
+
+    def _build_scheduler(
+        self, config: KubeSchedulerConfiguration, registry: Registry, saved: Any
+    ) -> GroupBindingScheduler:
+        """The scheduler over the listed cluster: resumed from the saved queue (the cluster
+        listed as it was when the queue was saved, the changes since followed as events), or
+        a fresh one that queues every pending pod."""
+        if saved is not None:
+            self.store.list_cluster_at(saved.change_id)
+            try:
+                return self._new_scheduler(config, registry, saved.state)
+            except QueueDataError as error:
+                logger.warning(
+                    "cluster %s: the saved queue is not resumed: %s", self.cluster_id, error
+                )
+                queue_state_forget(cluster_id=self.cluster_id)
+                holder = self.result.holder
+                self.store = DatabaseStore(
+                    self.cluster,
+                    fence=lambda: lease_fence(cluster_id=self.cluster_id, holder=holder),
+                )
+                self.store.now = self.clock.now
+        self.store.list_cluster()
+        return self._new_scheduler(config, registry, None)
+
+    def _new_scheduler(
+        self, config: KubeSchedulerConfiguration, registry: Registry, state: Any
+    ) -> GroupBindingScheduler:
+        return GroupBindingScheduler(
+            config,
+            registry,
+            self.store,
+            self.clock,
+            seed=self.cluster.seed,
+            emit=self._on_trace,
+            extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
+            saved_state=state,
+        )
 
     def _lease_duration(self) -> float:
         lease = Lease.objects.filter(cluster_id=self.cluster_id).first()
@@ -547,9 +643,39 @@ class _Session:
         if self.virtual:
             self._advance(wake)
             return True
-        # Live: a backoff ends or a Permit times out later; not idle, only early.
-        time.sleep(IDLE_POLL)
-        return True
+        # Live: a backoff ends or a Permit times out later. Soon (within the time an idle
+        # runner lingers), or a pod waits at Permit (its cycle lives only here): wait here.
+        # Later: nothing to do now; the runner stops when idle and is woken up then.
+        if self.scheduler.waiting or self._wall_seconds_until(wake) <= self.idle_seconds:
+            time.sleep(IDLE_POLL)
+            return True
+        return False
+
+    def _wall_seconds_until(self, when: float) -> float:
+        speed = self.clock.speed if isinstance(self.clock, ScaledWallClock) else 0.0
+        if speed <= 0:
+            return math.inf
+        return max(0.0, (when - self.clock.now()) / speed)
+
+    def _plan_wake(self) -> None:
+        """When a runner must start again with no change to start it: the next backoff expiry
+        or Permit timeout, or the queue flush that retries a pod waiting past
+        podMaxInUnschedulablePodsDuration. Live and running only (paused, the clock stands
+        still; virtual time runs to idle before the runner stops)."""
+        if self.virtual or self.paused or self.result.stopped != STOP_IDLE:
+            return
+        dues = [
+            due
+            for due in (self.scheduler.next_wakeup(), self.scheduler.next_unschedulable_flush())
+            if due is not None
+        ]
+        if not dues:
+            return
+        delay = self._wall_seconds_until(min(dues))
+        if math.isinf(delay):
+            return
+        self.result.wake_in = delay
+        self.result.wake_at = time.time() + delay
 
     def _bind_deferred(self) -> bool:
         """The group commit of the binding cycles waiting (worker/binding.py); whether there
@@ -625,8 +751,13 @@ class _Session:
     def _advance(self, when: float) -> None:
         if isinstance(self.clock, VirtualClock):
             self.clock.set(max(when, self.clock.now()))
-        else:
-            self.clock.advance_to(when)
+            return
+        # A paused step to the next wake-up moves the cluster's clock, not only this one's.
+        when = max(when, self.clock.now())
+        wall = time.time()
+        if clock_advance(cluster_id=self.cluster_id, old=self.anchor, when=when, wall=wall):
+            self.anchor = (when, wall)
+        self.clock.advance_to(when)
 
     def _still_holding(self, renew: bool) -> bool:
         if renew:
@@ -654,6 +785,8 @@ class _Session:
                 "pending_steps",
                 "scheduler_settings",
                 "debug_session__state",
+                "clock_anchor_time",
+                "clock_anchor_wall",
             )
             .first()
         )
@@ -678,7 +811,12 @@ class _Session:
         self.debug_requested = row["debug_session__state"] == DebugSession.State.REQUESTED
         if isinstance(self.clock, ScaledWallClock):
             speed = 0.0 if paused else self.speed
-            if speed != self.clock.speed:
+            anchor = (row["clock_anchor_time"], row["clock_anchor_wall"])
+            if anchor[1] is not None and (anchor != self.anchor or speed != self.clock.speed):
+                # The cluster's clock was re-anchored (a change of speed or run state): follow.
+                self.anchor = anchor
+                self.clock.set_anchor(anchor[0], anchor[1], speed)
+            elif speed != self.clock.speed:
                 self.clock.set_speed(speed)
         return True
 
@@ -708,14 +846,17 @@ class _Session:
             "gated": gated,
         }
 
-    def _flush(self) -> None:
-        self.last_flush = time.monotonic()
+    def _flush(self, *, final: bool = False) -> None:
+        """Writes the cycles and events finished, with the queue now and then; ``final``: the
+        queue and the wake-up in any case (the runner stops)."""
+        self.last_flush = now = time.monotonic()
         traces = list(self.pending.values())
         self.pending = {}
         events = self.store.take_events()
-        if traces or events:
+        save_state = final or (traces and now - self.last_state_save >= STATE_SAVE_INTERVAL)
+        if traces or events or save_state:
             try:
-                self._write_records(traces, events)
+                self._write_records(traces, events, bool(save_state))
             except LeaseLostError:
                 # Another runner numbers the cycles now: these are not written, nor shown.
                 self.publisher.drop_cycles()
@@ -723,7 +864,9 @@ class _Session:
             self.written_waiting.update(t.cycle for t in traces if t.result == RESULT_WAITING)
         self.publisher.flush()
 
-    def _write_records(self, traces: list[CycleTrace], events: list[Any]) -> None:
+    def _write_records(
+        self, traces: list[CycleTrace], events: list[Any], save_state: bool = False
+    ) -> None:
         cluster = self.store.cluster
         with self.store.write():
             rewritten = [t.cycle for t in traces if t.cycle in self.written_waiting]
@@ -742,3 +885,14 @@ class _Session:
                 last_cycle=self.scheduler.cycle_count,
             )
             Cluster.objects.filter(pk=self.cluster_id).update(scheduler_time=self.clock.now())
+            if save_state:
+                # The queue as it stands after every change followed so far: the next runner
+                # lists the cluster as of that change and goes on from here.
+                queue_state_save(
+                    cluster=cluster,
+                    state=self.scheduler.state_to_data(),
+                    change_id=self.store.last_change_id,
+                    config_digest=self.digest,
+                    wake_at=self.result.wake_at,
+                )
+                self.last_state_save = time.monotonic()
