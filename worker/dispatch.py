@@ -53,6 +53,16 @@ def wake_later(result: runner.RunResult) -> None:
         logger.exception("could not send the wake-up of cluster %s", result.cluster_id)
 
 
+def cancel_wake_ups() -> None:
+    """Cancels this process's pending wake-up timers (embedded mode; a server shutting down,
+    tests)."""
+    with _lock:
+        timers = list(_timers.values())
+        _timers.clear()
+    for timer in timers:
+        timer.cancel()
+
+
 def _wake_thread_later(cluster_id: int, delay: float) -> None:
     loop = _loops.get(cluster_id)
     timer = threading.Timer(delay, _ensure_thread, args=(cluster_id, loop))
