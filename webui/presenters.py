@@ -17,8 +17,10 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 
 from schedviz.cluster import selectors
+from schedviz.cluster.clock import cluster_clock_time
 from schedviz.cluster.models import Cluster, Cycle, PendingPods
 from schedviz.cluster.models import Node as NodeRow
+from schedviz.cluster.queue_state import queue_before_first_run
 from schedviz.cluster.services import scheduler_config_document
 from schedviz.kube.decode import decode_object
 from schedviz.kube.objects import (
@@ -426,9 +428,13 @@ def queue_view(
     }
 
 
+# As many pods per queue list as a runner's snapshot holds (worker.publish.QUEUE_LIST_LIMIT).
+QUEUE_PANEL_LIMIT = 50
+
+
 def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str]:
     """The queue as the runner last left it, the scheduler time then, and when that was
-    ("after cycle N"); (None, scheduler time, "") before any runner wrote it.
+    ("after cycle N"); before any runner ran, the queue the first one starts with.
 
     The runner writes its queue with every batch of Cycle rows (``PendingPods``); a queue a
     cycle recorded is the one before its pop, one pod out of date, and is only the fallback
@@ -439,7 +445,9 @@ def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str
         return recorded.queue, recorded.scheduler_time, after
     row = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
     if row is None:
-        return None, cluster.scheduler_time, ""
+        # No runner has run: the queue the first one starts with.
+        queue = queue_before_first_run(cluster=cluster, limit=QUEUE_PANEL_LIMIT)
+        return queue, cluster_clock_time(cluster=cluster), "before any cycle"
     trace = row.trace()
     return trace.get("queue"), float(trace.get("time") or 0.0), f"before cycle {row.number}"
 

@@ -18,7 +18,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from schedviz.cluster.models import Cluster, PendingPods
+from schedviz.cluster.models import Cluster, PendingPods, Pod
+from schedviz.kube.objects import DEFAULT_SCHEDULER_NAME
+from schedviz.scheduler.framework.plugins.names import SCHEDULING_GATES
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,52 @@ def clusters_due(*, now: float) -> list[int]:
             "cluster_id", flat=True
         )
     )
+
+
+def queue_before_first_run(*, cluster: Cluster, limit: int) -> dict[str, Any]:
+    """The queue a cluster's first runner starts with, in the trace's ``queue`` form (lists cut
+    at ``limit``): every pending pod of one of its profiles in activeQ, in the order it pops
+    them (higher priority first, then the order they are listed in, which is the order they
+    were created), pods with scheduling gates in ``gated``. What the dashboard shows, and
+    predicts from, before any runner has saved a queue."""
+    names = set(cluster.profiles.values_list("scheduler_name", flat=True)) or {
+        DEFAULT_SCHEDULER_NAME
+    }
+    pods = (
+        Pod.objects.filter(cluster=cluster, node_name="", scheduler_name__in=names)
+        .exclude(phase__in=["Succeeded", "Failed"])
+        .order_by("-priority", "id")
+        .values_list("namespace", "name", "manifest")
+    )
+    active: list[dict[str, Any]] = []
+    gated: list[dict[str, Any]] = []
+    for namespace, name, manifest in pods.iterator():
+        entry: dict[str, Any] = {"pod": f"{namespace}/{name}", "attempts": 0}
+        if (manifest.get("spec") or {}).get("schedulingGates"):
+            if len(gated) < limit:
+                gated.append({**entry, "gatingPlugin": SCHEDULING_GATES, "since": None})
+        elif len(active) < limit:
+            active.append(entry)
+        if len(active) >= limit and len(gated) >= limit:
+            break
+    return {
+        "activeQ": active,
+        "backoffQ": [],
+        "unschedulablePods": [],
+        "gated": gated,
+        "inFlight": [],
+        "inFlightEvents": [],
+    }
+
+
+def next_to_pop(queue: dict[str, Any]) -> str:
+    """The pod the next cycle pops from a queue in the trace's ``queue`` form: the head of
+    activeQ; with activeQ empty, the head of backoffQ's pods rejected by plugins
+    (SchedulerPopFromBackoffQ, on by default), never one backing off after an error."""
+    active = queue.get("activeQ") or []
+    if active:
+        return str(active[0].get("pod", ""))
+    for entry in queue.get("backoffQ") or []:
+        if not entry.get("error"):
+            return str(entry.get("pod", ""))
+    return ""

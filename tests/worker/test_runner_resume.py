@@ -103,9 +103,7 @@ def test_a_node_that_came_and_went_while_no_runner_ran_is_seen_as_both_events() 
 def test_a_saved_queue_for_another_configuration_is_not_resumed() -> None:
     cluster = stuck_cluster()
     run_cluster(cluster.pk)
-    Cluster.objects.filter(pk=cluster.pk).update(
-        scheduler_settings={"podInitialBackoffSeconds": 2}
-    )
+    Cluster.objects.filter(pk=cluster.pk).update(scheduler_settings={"podInitialBackoffSeconds": 2})
     # A fresh scheduler, as a restarted kube-scheduler: the pod is queued and tried at once.
     assert run_cluster(cluster.pk).cycles == 1
     assert [a for a, _ in attempts(cluster)] == [1, 1]
