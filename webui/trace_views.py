@@ -653,7 +653,9 @@ def _capabilities() -> dict[str, frozenset[str]]:
 
 def _frameworks(config: KubeSchedulerConfiguration) -> dict[str, Any]:
     """The profiles' frameworks as the scheduler builds them (multiPoint expanded)."""
-    simulation = new_simulation(Manifests(), config=config, capture_queue=False)
+    simulation = new_simulation(
+        Manifests(), registry=new_registry(), config=config, capture_queue=False
+    )
     return dict(simulation.scheduler.profiles)
 
 

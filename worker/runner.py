@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -42,11 +42,10 @@ from django.db import connection
 from django.db.models import F, Max
 from django.utils import timezone
 
-from schedviz.cluster import services
+from schedviz.cluster import live, selectors, services
 from schedviz.cluster.clock import clock_advance, clock_start
 from schedviz.cluster.models import Cluster, Cycle, DebugSession, Lease
 from schedviz.cluster.queue_state import (
-    clusters_due,
     config_digest,
     queue_state_forget,
     queue_state_get,
@@ -67,7 +66,7 @@ from worker.debugging import (
     RunnerDebugger,
     debug_session_abandon,
 )
-from worker.publish import QUEUE_LIST_LIMIT, Publisher, cycle_summary
+from worker.publish import QUEUE_LIST_LIMIT, Publisher
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +85,6 @@ BIND_WAIT = 0.05
 FOLLOW_INTERVAL = 0.02
 # Sleep between polls when there is nothing to do.
 IDLE_POLL = 0.02
-# Clocks of the machines of one deployment agree within this many seconds.
-CLOCK_SKEW_MARGIN = 1.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
 # The queue is saved with a batch of Cycle rows at most this often (and always when the runner
@@ -144,19 +141,12 @@ def default_holder() -> str:
 # The lease (leader election)
 
 
-def _lease_expired(lease: Lease, now: datetime) -> bool:
-    return (
-        lease.renewed_at is None
-        or lease.renewed_at + timedelta(seconds=lease.duration_seconds) < now
-    )
-
-
 def lease_acquire(*, cluster_id: int, holder: str) -> bool:
     """Takes the cluster's lease if it is free, expired or ours: a compare-and-set on
     (holder, renewed_at), so of two runners racing for it exactly one wins."""
     lease, _ = Lease.objects.get_or_create(cluster_id=cluster_id)
     now = timezone.now()
-    if lease.holder and lease.holder != holder and not _lease_expired(lease, now):
+    if lease.holder and lease.holder != holder and not selectors.lease_expired(lease, now):
         return False
     won = Lease.objects.filter(
         cluster_id=cluster_id, holder=lease.holder, renewed_at=lease.renewed_at
@@ -177,7 +167,7 @@ def lease_fence(*, cluster_id: int, holder: str) -> bool:
     expired. The lease row stays locked until the write commits (PostgreSQL), so a takeover
     waits for it and the next holder lists the cluster with that write in it."""
     lease = Lease.objects.select_for_update().filter(cluster_id=cluster_id, holder=holder).first()
-    return lease is not None and not _lease_expired(lease, timezone.now())
+    return lease is not None and not selectors.lease_expired(lease, timezone.now())
 
 
 def lease_release(*, cluster_id: int, holder: str) -> None:
@@ -187,106 +177,13 @@ def lease_release(*, cluster_id: int, holder: str) -> None:
     )
 
 
-def lease_held(*, cluster_id: int) -> bool:
-    """Whether a runner holds the cluster's lease and has renewed it in time."""
-    lease = Lease.objects.filter(cluster_id=cluster_id).first()
-    return lease is not None and bool(lease.holder) and not _lease_expired(lease, timezone.now())
-
-
-RUNNER_RUNNING, RUNNER_IDLE, RUNNER_OFFLINE = "running", "idle", "offline"
-
-
-def lease_state(*, cluster_id: int) -> str:
-    """What the dashboard says of the cluster's runner, from the lease alone (a dead runner
-    sends nothing): running (held, renewed in time), offline (held, but not renewed in time:
-    its runner died or hangs, until another takes over) or idle (no holder)."""
-    lease = Lease.objects.filter(cluster_id=cluster_id).first()
-    if lease is None or not lease.holder:
-        return RUNNER_IDLE
-    return RUNNER_OFFLINE if _lease_expired(lease, timezone.now()) else RUNNER_RUNNING
-
-
-def ran_since(*, cluster_id: int, when: datetime) -> bool:
-    """Whether a runner gave the lease up after ``when`` (with a margin for clock skew between
-    machines). Having looked for new changes after giving it up, that runner saw every change
-    committed before ``when``."""
-    lease = Lease.objects.filter(cluster_id=cluster_id).first()
-    return (
-        lease is not None
-        and not lease.holder
-        and lease.renewed_at is not None
-        and lease.renewed_at > when + timedelta(seconds=CLOCK_SKEW_MARGIN)
-    )
-
-
-def orphaned_clusters() -> list[int]:
-    """Clusters whose runner died holding the lease: it has a holder but has expired."""
-    now = timezone.now()
-    return [
-        lease.cluster_id for lease in Lease.objects.exclude(holder="") if _lease_expired(lease, now)
-    ]
-
-
-def stranded_clusters() -> list[int]:
-    """Clusters with a change committed after their last runner stopped (or never run): the task
-    that would have run them was lost, sent while the broker was down or queued in a Redis that
-    restarted."""
-    return stranded_clusters_of(None)
-
-
-def stranded_clusters_of(cluster_ids: list[int] | None) -> list[int]:
-    """``stranded_clusters``, among ``cluster_ids`` (None: all)."""
-    clusters = (
-        Cluster.objects.all() if cluster_ids is None else Cluster.objects.filter(pk__in=cluster_ids)
-    )
-    rows = (
-        clusters.annotate(last_change=Max("changes__created_at"))
-        .filter(last_change__isnull=False)
-        .values_list("pk", "last_change", "lease__holder", "lease__renewed_at")
-    )
-    return [
-        cluster_id
-        for cluster_id, last_change, holder, released_at in rows
-        if not holder and (released_at is None or last_change > released_at)
-    ]
-
-
 def _wake_replaced(cluster_id: int, wake_at: float) -> bool:
     """Whether a later runner saved another wake-up than ``wake_at`` (or none) and no change
     came after it stopped: it has done what this wake-up was for."""
     saved = queue_state_get(cluster_id=cluster_id)
     if saved is not None and saved.wake_at is not None and abs(saved.wake_at - wake_at) < 1e-3:
         return False
-    return cluster_id not in stranded_clusters_of([cluster_id])
-
-
-def overdue_clusters(*, margin: float = 2.0) -> list[int]:
-    """Clusters whose wake-up is overdue with no runner holding them (the task was lost)."""
-    due = set(clusters_due(now=time.time() - margin))
-    if not due:
-        return []
-    held = set(
-        Lease.objects.filter(cluster_id__in=due)
-        .exclude(holder="")
-        .values_list("cluster_id", flat=True)
-    )
-    return sorted(due - held)
-
-
-def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:
-    """How long until every lease held now (of one cluster, or all) has expired unless
-    renewed."""
-    now = timezone.now()
-    leases = Lease.objects.exclude(holder="")
-    if cluster_id is not None:
-        leases = leases.filter(cluster_id=cluster_id)
-    remaining = [
-        lease.duration_seconds
-        if lease.renewed_at is None
-        else (lease.renewed_at - now).total_seconds() + lease.duration_seconds
-        for lease in leases
-    ]
-    return max([0.0, *remaining])
+    return cluster_id not in selectors.stranded_clusters(cluster_ids=[cluster_id])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,7 +217,7 @@ def run_cluster(
     stopped since ``requested_at`` (a task that waited in the queue behind another), or when
     ``wake_at`` is a wake-up a later runner replaced with its own (or none)."""
     result = RunResult(cluster_id, holder or default_holder())
-    if requested_at is not None and ran_since(cluster_id=cluster_id, when=requested_at):
+    if requested_at is not None and selectors.ran_since(cluster_id=cluster_id, when=requested_at):
         result.stopped = STOP_UP_TO_DATE
         return result
     if wake_at is not None and _wake_replaced(cluster_id, wake_at):
@@ -827,7 +724,7 @@ class _Session:
             return  # its bind may or may not have committed: the next list tells
         # A cycle held at Permit is emitted again with its outcome: the latest one is kept.
         self.pending[trace.cycle] = trace
-        self.publisher.cycle(cycle_summary(trace))
+        self.publisher.cycle(live.cycle_summary(trace))
 
     def _offer_queue(self) -> None:
         queue = self.scheduler.queue

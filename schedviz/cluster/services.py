@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from schedviz.cluster import ports
 from schedviz.cluster.models import (
     KIND_MODELS,
     ApiToken,
@@ -115,16 +115,11 @@ class BindConflict(Conflict):
 
 
 def _start_runner_on_commit(cluster_id: int) -> None:
-    """Once committed, make sure a runner schedules the cluster (if runners are enabled here)."""
+    """Once committed, make sure a runner schedules the cluster (if runners are enabled here):
+    through the port the worker app registers (schedviz/cluster/ports.py)."""
     if not settings.SCHEDVIZ_START_RUNNERS:
         return
-
-    def start() -> None:
-        # Imported when needed: the worker package imports the services.
-        dispatch = importlib.import_module("worker.dispatch")
-        dispatch.ensure_runner(cluster_id)
-
-    transaction.on_commit(start)
+    transaction.on_commit(lambda: ports.start_runner(cluster_id))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-import types
+from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
@@ -11,7 +10,7 @@ import pytest
 import yaml
 from django.db import transaction
 
-from schedviz.cluster import services
+from schedviz.cluster import ports, services
 from schedviz.cluster.models import (
     Change,
     Cluster,
@@ -642,21 +641,50 @@ def test_export_applied_to_an_empty_cluster_reproduces_it(cluster: Cluster) -> N
 # --------------------------------------------------------------------------------- runners
 
 
+@pytest.fixture
+def runner_starter() -> Iterator[mock.Mock]:
+    """A runner starter registered in the port in place of the worker's."""
+    starter = mock.Mock()
+    previous = ports.register_runner_starter(starter)
+    yield starter
+    ports.register_runner_starter(previous)
+
+
 def test_runner_is_started_after_commit_only(
+    cluster: Cluster,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+    runner_starter: mock.Mock,
+) -> None:
+    settings.SCHEDVIZ_START_RUNNERS = True
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        services.manifests_apply(cluster=cluster, text=node("n1"))
+        services.cluster_step(cluster=cluster)
+        runner_starter.assert_not_called()
+    assert len(callbacks) == 2
+    assert runner_starter.call_args_list == [mock.call(cluster.id)] * 2
+
+
+def test_without_a_registered_runner_starter_a_write_still_commits(
     cluster: Cluster, settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     settings.SCHEDVIZ_START_RUNNERS = True
-    ensure_runner = mock.Mock()
-    dispatch = types.SimpleNamespace(ensure_runner=ensure_runner)
-    with (
-        mock.patch.dict(sys.modules, {"worker.dispatch": dispatch}),
-        django_capture_on_commit_callbacks(execute=True) as callbacks,
-    ):
-        services.manifests_apply(cluster=cluster, text=node("n1"))
-        services.cluster_step(cluster=cluster)
-        ensure_runner.assert_not_called()
-    assert len(callbacks) == 2
-    assert ensure_runner.call_args_list == [mock.call(cluster.id)] * 2
+    previous = ports.register_runner_starter(None)
+    try:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            services.manifests_apply(cluster=cluster, text=node("n1"))
+    finally:
+        ports.register_runner_starter(previous)
+    assert len(callbacks) == 1
+    assert Node.objects.filter(cluster=cluster, name="n1").exists()
+
+
+def test_the_worker_app_registers_its_runner_starter() -> None:
+    from worker import dispatch
+
+    previous = ports.register_runner_starter(None)
+    ports.register_runner_starter(previous)
+    assert previous is dispatch.ensure_runner
 
 
 def test_scheduler_writes_do_not_start_runners(cluster: Cluster, settings: Any) -> None:
