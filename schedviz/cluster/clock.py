@@ -46,9 +46,10 @@ def cluster_clock_time(*, cluster: Cluster, wall: float | None = None) -> float:
 
 def clock_reanchor(*, cluster_id: int, wall: float | None = None) -> tuple[float, float]:
     """Moves the anchor to now (or ``wall``), keeping the reading: to be called in the
-    transaction that changes the speed or the run state, before the change. Locks the row, so
-    two changes at once each start from the other's anchor. A cluster never anchored starts
-    now from its ``scheduler_time``. Returns the new (time, wall)."""
+    transaction that changes the speed, the run state or the clock mode, before the change.
+    Locks the row, so two changes at once each start from the other's anchor. A cluster never
+    anchored, or in virtual time, starts now from its ``scheduler_time``. Returns the new
+    (time, wall)."""
     wall = time.time() if wall is None else wall
     row = (
         Cluster.objects.select_for_update()
@@ -63,7 +64,8 @@ def clock_reanchor(*, cluster_id: int, wall: float | None = None) -> tuple[float
         )
         .get()
     )
-    if row["clock_anchor_wall"] is None:
+    if row["clock_anchor_wall"] is None or row["clock_mode"] == Cluster.ClockMode.VIRTUAL:
+        # Not started, or virtual time: a live clock would go on from the time reached.
         reading = row["scheduler_time"]
     else:
         reading = live_time(
@@ -73,7 +75,10 @@ def clock_reanchor(*, cluster_id: int, wall: float | None = None) -> tuple[float
             paused=row["run_state"] == Cluster.RunState.PAUSED,
             wall=wall,
         )
-    Cluster.objects.filter(pk=cluster_id).update(clock_anchor_time=reading, clock_anchor_wall=wall)
+    # scheduler_time too: a switch to virtual time goes on from the live clock's reading.
+    Cluster.objects.filter(pk=cluster_id).update(
+        clock_anchor_time=reading, clock_anchor_wall=wall, scheduler_time=reading
+    )
     return reading, wall
 
 
