@@ -139,11 +139,18 @@ SCHEDVIZ_RUNNER_IDLE_SECONDS = envint("SCHEDVIZ_RUNNER_IDLE_SECONDS", 1, minimum
 SCHEDVIZ_DEBUG_WAIT_SECONDS = envint("SCHEDVIZ_DEBUG_WAIT_SECONDS", 3600, minimum=1)
 # How often `celery beat` looks for clusters whose runner died holding the lease, and starts one.
 SCHEDVIZ_RESUME_SECONDS = envint("SCHEDVIZ_RESUME_SECONDS", 15, minimum=1)
+# How often `celery beat` looks for expired leases held by a runner that died, hangs or is cut
+# off, and for overdue wake-ups (two small reads), and starts a runner for each.
+SCHEDVIZ_TAKEOVER_SECONDS = envint("SCHEDVIZ_TAKEOVER_SECONDS", 2, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "resume-orphaned-clusters": {
         "task": "worker.tasks.resume_orphaned_clusters",
         "schedule": float(SCHEDVIZ_RESUME_SECONDS),
-    }
+    },
+    "take-over-expired-leases": {
+        "task": "worker.tasks.take_over_expired_leases",
+        "schedule": float(SCHEDVIZ_TAKEOVER_SECONDS),
+    },
 }
 # The hosts scheduler extenders (KubeSchedulerConfiguration `extenders`) may be called on, comma
 # separated: the scheduler refuses an extender URL on any other host, so that a configuration

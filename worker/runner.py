@@ -38,7 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -143,31 +143,89 @@ def default_holder() -> str:
 
 def lease_acquire(*, cluster_id: int, holder: str) -> bool:
     """Takes the cluster's lease if it is free, expired or ours: a compare-and-set on
-    (holder, renewed_at), so of two runners racing for it exactly one wins."""
+    (holder, renewed_at), so of two runners racing for it exactly one wins. A lease row locked
+    by another (a frozen holder inside a write, until the server ends its transaction) is not
+    waited for beyond the runner's lock timeout: not taken this time."""
     lease, _ = Lease.objects.get_or_create(cluster_id=cluster_id)
     now = timezone.now()
     if lease.holder and lease.holder != holder and not selectors.lease_expired(lease, now):
         return False
-    won = Lease.objects.filter(
-        cluster_id=cluster_id, holder=lease.holder, renewed_at=lease.renewed_at
-    ).update(holder=holder, renewed_at=now)
+    try:
+        won = Lease.objects.filter(
+            cluster_id=cluster_id, holder=lease.holder, renewed_at=lease.renewed_at
+        ).update(holder=holder, renewed_at=now)
+    except OperationalError as error:
+        if not _lock_not_available(error):
+            raise
+        return False
     return won == 1
 
 
 def lease_renew(*, cluster_id: int, holder: str) -> bool:
-    """False when someone else has taken the lease over (this runner must stop at once)."""
-    return (
-        Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(renewed_at=timezone.now())
-        == 1
-    )
+    """False when someone else has taken the lease over (this runner must stop at once), or is
+    taking it (the row locked by another past the lock timeout)."""
+    try:
+        renewed = Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(
+            renewed_at=timezone.now()
+        )
+    except OperationalError as error:
+        if not _lock_not_available(error):
+            raise
+        return False
+    return renewed == 1
 
 
 def lease_fence(*, cluster_id: int, holder: str) -> bool:
     """Inside a write's transaction: whether ``holder`` still holds the lease and it has not
-    expired. The lease row stays locked until the write commits (PostgreSQL), so a takeover
-    waits for it and the next holder lists the cluster with that write in it."""
-    lease = Lease.objects.select_for_update().filter(cluster_id=cluster_id, holder=holder).first()
+    expired (the fencing check: the holder names one tenure, its nonce included). The lease row
+    is locked until the write commits, so a takeover does not happen in the middle of it and
+    the next holder lists the cluster with that write in it; a row another has locked (a
+    takeover under way) is not waited for (NOWAIT): the write is refused."""
+    try:
+        with transaction.atomic():  # a savepoint: a refused lock leaves the write's transaction
+            lease = (
+                Lease.objects.select_for_update(nowait=True)
+                .filter(cluster_id=cluster_id, holder=holder)
+                .first()
+            )
+    except OperationalError as error:
+        if not _lock_not_available(error):
+            raise
+        return False
     return lease is not None and not selectors.lease_expired(lease, timezone.now())
+
+
+def _lock_not_available(error: OperationalError) -> bool:
+    """PostgreSQL's lock_not_available (55P03): NOWAIT refused, or lock_timeout ran out."""
+    cause = error.__cause__
+    return getattr(cause, "sqlstate", None) == "55P03" or getattr(cause, "pgcode", None) == "55P03"
+
+
+# PostgreSQL limits on a runner's connection, so that a frozen or cut-off runner cannot hold
+# anyone up: its transaction is ended by the server after RUNNER_IDLE_IN_TRANSACTION seconds
+# idle (its locks, the lease row's among them, go with it), a lock is waited for at most
+# RUNNER_LOCK_TIMEOUT seconds, a statement runs at most RUNNER_STATEMENT_TIMEOUT seconds.
+RUNNER_IDLE_IN_TRANSACTION = 5.0
+RUNNER_LOCK_TIMEOUT = 2.0
+RUNNER_STATEMENT_TIMEOUT = 30.0
+_RUNNER_SESSION_LIMITS = {
+    "idle_in_transaction_session_timeout": RUNNER_IDLE_IN_TRANSACTION,
+    "lock_timeout": RUNNER_LOCK_TIMEOUT,
+    "statement_timeout": RUNNER_STATEMENT_TIMEOUT,
+}
+
+
+def _limit_database_session(limited: bool) -> None:
+    """Sets the runner's limits on this connection (PostgreSQL), or takes them off again (the
+    worker process's connection serves other tasks too)."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for name, seconds in _RUNNER_SESSION_LIMITS.items():
+            if limited:
+                cursor.execute("SELECT set_config(%s, %s, false)", [name, f"{int(seconds * 1000)}"])
+            else:
+                cursor.execute(f"RESET {name}")
 
 
 def lease_release(*, cluster_id: int, holder: str) -> None:
@@ -248,6 +306,8 @@ def run_cluster(
             if not again:
                 return result
     finally:
+        with contextlib.suppress(*DATABASE_ERRORS):
+            _limit_database_session(False)
         if own_publisher:
             publisher.close()
 
@@ -260,6 +320,7 @@ def _tenure(
     max_cycles: int | None,
 ) -> bool:
     """Takes the lease and runs one session; True when the runner must go round again."""
+    _limit_database_session(True)  # again on each session: a new connection after a failure
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         result.stopped = STOP_GONE

@@ -52,11 +52,24 @@ def run_compare_variant(variant_id: int) -> dict[str, Any]:
 
 @shared_task
 def resume_orphaned_clusters() -> list[int]:
-    clusters = (
-        selectors.orphaned_clusters()
-        + selectors.stranded_clusters()
-        + selectors.overdue_clusters(now=time.time())
-    )
+    """Every cluster that needs a runner and may not get one otherwise (the module docstring)."""
+    stranded = selectors.stranded_clusters()
+    for cluster_id in stranded:
+        dispatch.ensure_runner(cluster_id)
+    return stranded + _take_over()
+
+
+@shared_task
+def take_over_expired_leases() -> list[int]:
+    """The clusters whose runner died, hangs or is cut off (lease expired with a holder), and
+    those whose wake-up is overdue: a runner for each. Two small reads (the leases, the saved
+    queues' wake-ups), so ``celery beat`` runs it every ``SCHEDVIZ_TAKEOVER_SECONDS``: a
+    frozen holder is replaced that long after its lease expired."""
+    return _take_over()
+
+
+def _take_over() -> list[int]:
+    clusters = selectors.orphaned_clusters() + selectors.overdue_clusters(now=time.time())
     for cluster_id in clusters:
         dispatch.ensure_runner(cluster_id)
     return clusters
