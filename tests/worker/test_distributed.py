@@ -107,6 +107,11 @@ class Workers:
 
 @pytest.fixture
 def workers(tmp_path: Path, settings: Any) -> Iterator[Workers]:
+    yield from worker_pool(tmp_path, settings)
+
+
+def worker_pool(tmp_path: Path, settings: Any) -> Iterator[Workers]:
+    """Worker processes started by the test, stopped after it, their logs printed."""
     import redis
 
     redis.Redis.from_url(settings.REDIS_URL).flushdb()  # no task left from an earlier run

@@ -8,12 +8,13 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-import test_distributed
 from runner_fixtures import manifests, wait_until
-from test_distributed import Workers, bound_count
+from test_distributed import Workers, bound_count, worker_pool
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Lease, Pod
@@ -28,8 +29,11 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-# The worker pool fixture of test_distributed ("workers"), registered here under its name.
-_workers_fixture = test_distributed.workers
+
+@pytest.fixture
+def workers(tmp_path: Path, settings: Any) -> Iterator[Workers]:
+    yield from worker_pool(tmp_path, settings)
+
 
 POD = """
 apiVersion: v1
