@@ -11,6 +11,7 @@ from schedviz.cluster import clock as cluster_clock
 from schedviz.cluster import services
 from schedviz.cluster.clock import cluster_clock_time, live_time
 from schedviz.cluster.models import Cluster
+from schedviz.cluster.services import clusters as services_clusters
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,7 @@ def wall(monkeypatch: Any, settings: Any) -> Wall:
     settings.SCHEDVIZ_START_RUNNERS = False
     fake = Wall()
     monkeypatch.setattr(cluster_clock.time, "time", fake)
-    monkeypatch.setattr(services.time, "time", fake)
+    monkeypatch.setattr(services_clusters.time, "time", fake)
     return fake
 
 

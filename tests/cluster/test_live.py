@@ -12,19 +12,22 @@ def test_each_cluster_has_its_own_group() -> None:
     assert live.group_name(7) != live.group_name(8)
 
 
-def test_a_summary_has_the_fields_a_live_list_shows() -> None:
-    trace = CycleTrace(
+def _trace(*, selected_node: str, result: str) -> CycleTrace:
+    return CycleTrace(
         cycle=3,
         pod="default/p3",
         profile="default-scheduler",
         attempt=1,
         time=0.5000004,
         wall_time=0.0,
-        selected_node="n1",
-        result="Scheduled",
+        selected_node=selected_node,
+        result=result,
         message="ok",
     )
-    assert live.cycle_summary(trace) == {
+
+
+def test_a_summary_has_the_fields_a_live_list_shows() -> None:
+    assert live.cycle_summary(_trace(selected_node="n1", result="Scheduled")) == {
         "cycle": 3,
         "pod": "default/p3",
         "result": "Scheduled",
@@ -36,18 +39,8 @@ def test_a_summary_has_the_fields_a_live_list_shows() -> None:
 
 
 def test_a_cycle_without_a_node_has_none_for_node() -> None:
-    trace = CycleTrace(
-        cycle=1,
-        pod="default/p1",
-        profile="default-scheduler",
-        attempt=2,
-        time=1.0,
-        wall_time=0.0,
-        selected_node="",
-        result="Unschedulable",
-        message="0/1 nodes are available",
-    )
-    assert live.cycle_summary(trace)["node"] is None
+    summary = live.cycle_summary(_trace(selected_node="", result="Unschedulable"))
+    assert summary["node"] is None
 
 
 def test_messages_are_typed_for_the_consumers_handlers() -> None:

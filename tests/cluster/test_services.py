@@ -471,7 +471,7 @@ def test_bind_that_loses_the_race_after_reading_fails_and_writes_nothing(cluster
     services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name="n1")
     changes = Change.objects.count()
     with (
-        mock.patch.object(services, "_pod_for_update", return_value=stale),
+        mock.patch.object(services.updates, "_pod_for_update", return_value=stale),
         pytest.raises(BindConflict, match='already assigned to node "n1"'),
     ):
         services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name="n2")
@@ -709,7 +709,7 @@ def test_concurrent_binds_of_one_pod_bind_it_once(settings: Any) -> None:
     cluster = services.cluster_create(name="race")
     services.manifests_apply(cluster=cluster, text=docs(node("n1"), node("n2"), pod("p1")))
     both_read = threading.Barrier(2, timeout=10)
-    read = services._pod_for_update
+    read = services.updates._pod_for_update
 
     def read_then_wait(*args: Any) -> Pod:
         row = read(*args)
@@ -729,7 +729,7 @@ def test_concurrent_binds_of_one_pod_bind_it_once(settings: Any) -> None:
         finally:
             connections.close_all()
 
-    with mock.patch.object(services, "_pod_for_update", read_then_wait):
+    with mock.patch.object(services.updates, "_pod_for_update", read_then_wait):
         threads = [threading.Thread(target=bind, args=(n,)) for n in ("n1", "n2")]
         for thread in threads:
             thread.start()

@@ -95,7 +95,11 @@ class Deployment:
     def _spawn(self, argv: list[str], name: str, cwd: Path) -> subprocess.Popen[bytes]:
         log = (self.logs / f"{name}.log").open("ab")
         return subprocess.Popen(
-            argv, cwd=cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            argv,
+            cwd=cwd,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
 
@@ -163,14 +167,20 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
 def api_token(env: dict[str, str]) -> str:
     done = subprocess.run(
         [sys.executable, str(REPO / "manage.py"), "apitoken", "soak"],
-        cwd=REPO, env=env, check=True, capture_output=True, text=True,
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return done.stdout.strip()
 
 
 def request(url: str, token: str, method: str, body: str, content_type: str) -> Any:
     sent = urllib.request.Request(
-        url, method=method, data=body.encode(),
+        url,
+        method=method,
+        data=body.encode(),
         headers={"Authorization": f"Token {token}", "Content-Type": content_type},
     )
     with urllib.request.urlopen(sent, timeout=60) as response:
@@ -251,8 +261,12 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
     token = await asyncio.to_thread(api_token, deployed.env)
     cluster = (
         await asyncio.to_thread(
-            request, deployed.url + "/api/clusters", token, "POST",
-            json.dumps({"name": "soak", "clockMode": "live"}), "application/json",
+            request,
+            deployed.url + "/api/clusters",
+            token,
+            "POST",
+            json.dumps({"name": "soak", "clockMode": "live"}),
+            "application/json",
         )
     )["id"]
     await asyncio.to_thread(
