@@ -95,6 +95,9 @@ def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> st
 _runner_state = database_sync_to_async(presenters.runner_state)
 
 
+_newest_cycle = database_sync_to_async(selectors.cycle_newest_number)
+
+
 # "Predict, then reveal" (webui/prediction_panel.py): the panel follows the cycles (reveals), the
 # head of activeQ (the pod to guess about) and the run state.
 _render_predict = database_sync_to_async(prediction_panel.predict_fragment)
@@ -126,6 +129,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     runner_shown: str | None = None
     active_head: str | None = None
     paused: bool | None = None
+    # JSON clients: the newest cycle number accounted for (delivered or counted as dropped).
+    last_cycle = 0
 
     async def connect(self) -> None:
         self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
@@ -145,6 +150,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self.runner_shown = runner["runner"]
         self._watch = asyncio.create_task(self._watch_runner())
         if self.as_json:
+            # Cycles stored before this connection are the API's to give, not the feed's.
+            self.last_cycle = await _newest_cycle(cluster_id=self.cluster_id)
             await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
             return
         # What happened between the page's render and this connection was published to nobody:
@@ -178,7 +185,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
 
     async def cluster_cycles(self, event: dict[str, Any]) -> None:
         if self.as_json:
-            await self._forward(event)
+            await self._forward(self._account_for_gap(event))
             return
         for summary in event.get("cycles") or []:
             # A cycle held at Permit comes again with its outcome: it replaces its first entry.
@@ -266,6 +273,20 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             cluster_id=self.cluster_id, active_head=self.active_head, always=True
         )
         return fragment
+
+    def _account_for_gap(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The cycles message with ``dropped`` also counting the cycles that no message brought
+        since the last one: a runner killed after writing cycles and before publishing them, or
+        one that took over from it. A JSON client so accounts for every stored cycle number."""
+        cycles = event.get("cycles") or []
+        if not cycles:
+            return event
+        first = int(cycles[0]["cycle"]) - int(event.get("dropped") or 0)
+        unaccounted = first - (self.last_cycle + 1)
+        self.last_cycle = max(self.last_cycle, int(cycles[-1]["cycle"]))
+        if unaccounted <= 0:
+            return event
+        return {**event, "dropped": int(event.get("dropped") or 0) + unaccounted}
 
     async def _forward(self, event: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(event, separators=(",", ":")))

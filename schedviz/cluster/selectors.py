@@ -338,6 +338,12 @@ def stranded_clusters(*, cluster_ids: list[int] | None = None) -> list[int]:
     ]
 
 
+def cycle_newest_number(*, cluster_id: int) -> int:
+    """The number of the cluster's newest stored cycle (0 before any)."""
+    newest = Cycle.objects.filter(cluster_id=cluster_id).aggregate(newest=Max("number"))["newest"]
+    return int(newest or 0)
+
+
 def overdue_clusters(*, now: float, margin: float = 2.0) -> list[int]:
     """Clusters whose runner asked to be woken up more than ``margin`` seconds before ``now``
     (Unix seconds) with no runner holding them now: the wake-up task was lost (a broker that
