@@ -18,6 +18,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from live_server import free_port
+from django.db import connection
 from test_distributed import _test_database_url
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
@@ -71,6 +72,13 @@ kind: Pod
 metadata: {name: soak-%(i)05d}
 spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 50m, memory: 64Mi}}}]}
 """
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def compose_command(service: str) -> list[str]:
@@ -160,8 +168,24 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
         yield deployed
     finally:
         deployed.stop()
+        _until_no_other_sessions()
         for log in sorted(tmp_path.glob("*.log")):
             sys.stdout.write(f"--- {log.name}\n{log.read_text(errors='replace')[-2500:]}\n")
+
+
+def _until_no_other_sessions(timeout: float = 20.0) -> None:
+    """The processes stopped, their database sessions end a moment later: waited for, so the
+    test database can be dropped."""
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.2)
 
 
 def api_token(env: dict[str, str]) -> str:
@@ -306,10 +330,11 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
     takeovers: dict[str, float] = {}
 
     async def take_over_after(fault: str, act: Any) -> None:
-        """Does ``act`` to the holder's worker and measures until pods are bound again by
-        another process."""
+        """Does ``act`` to the holder's worker while it schedules, and measures until pods
+        are bound again by another process."""
+        await create(BURST)  # work for a runner, which holds the lease meanwhile
         assert await until(lambda: holder_pid(cluster) is not None, 60), "no runner"
-        pid = holder_pid(cluster)
+        pid = await asyncio.to_thread(holder_pid, cluster)
         assert pid is not None
         before = await asyncio.to_thread(bound)
         at = time.monotonic()
@@ -380,15 +405,16 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
     assert max(per_node.values()) <= min(PODS_PER_NODE, 8000 // 50)
 
     # -- every client: never closed, every stored cycle delivered or counted as coalesced
-    for watcher in watchers:
-        assert watcher.error is None, f"client {watcher.number}: {watcher.error}"
-        missing = stored - watcher.covered()
-        assert not missing, f"client {watcher.number} missed cycles {sorted(missing)[:10]}"
     messages = [len(w.messages) for w in watchers]
+    closes = [w.close_code for w in watchers if w.close_code is not None]
     report(
         f"distributed soak: {SOAK_SECONDS:.0f} s of pods, {created} pods, {len(stored)} stored "
         f"cycles, {CLIENTS} clients ({min(messages)}..{max(messages)} messages each), "
         f"websockets idle {IDLE_SECONDS:.0f} s; takeover after kill -9 "
         f"{takeovers['kill -9']:.2f} s, after SIGSTOP {takeovers['SIGSTOP']:.2f} s "
-        f"(lease {LEASE_SECONDS:.0f} s)"
+        f"(lease {LEASE_SECONDS:.0f} s); websocket closes: {closes or 'none'}"
     )
+    for watcher in watchers:
+        assert watcher.error is None, f"client {watcher.number}: {watcher.error}"
+        missing = stored - watcher.covered()
+        assert not missing, f"client {watcher.number} missed cycles {sorted(missing)[:10]}"
