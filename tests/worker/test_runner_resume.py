@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from runner_fixtures import wait_until
+from runner_fixtures import RunnerThread, wait_until
 
 from schedviz.cluster import services
 from schedviz.cluster.clock import cluster_clock_time
 from schedviz.cluster.models import Cluster, Cycle, PendingPods, Pod
 from schedviz.cluster.queue_state import queue_state_get
 from worker import dispatch
-from worker.runner import STOP_GONE, STOP_IDLE, STOP_UP_TO_DATE, run_cluster
+from worker.runner import STOP_GONE, STOP_IDLE, STOP_MAX_SECONDS, STOP_UP_TO_DATE, run_cluster
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -163,3 +163,28 @@ def test_a_wake_up_of_a_deleted_cluster_does_nothing() -> None:
     services.cluster_delete(cluster=cluster)
     assert result.wake_at is not None
     assert run_cluster(cluster.pk, wake_at=result.wake_at).stopped in (STOP_GONE, STOP_UP_TO_DATE)
+
+
+def test_deleting_a_cluster_stops_its_runner_within_a_second(
+    file_database: None, settings: Any
+) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 30  # it would linger that long with nothing to do
+    cluster = stuck_cluster()
+    thread = RunnerThread(cluster.pk)
+    thread.start()
+    wait_until(lambda: len(attempts(cluster)) == 1, timeout=20)
+    deleted_at = time.monotonic()
+    services.cluster_delete(cluster=cluster)
+    thread.join(timeout=5)
+    assert not thread.is_alive() and time.monotonic() - deleted_at < 1.0
+    assert thread.result is not None and thread.result.stopped == STOP_GONE
+
+
+def test_at_a_billion_times_wall_speed_the_loop_makes_progress_and_stops_on_time() -> None:
+    # Every wall microsecond is minutes of scheduler time: each loop catches the flushes up at
+    # once (no loop over missed ticks) and retries the pod the 5-minute flush moved.
+    cluster = stuck_cluster(speed=1e9)
+    started = time.monotonic()
+    result = run_cluster(cluster.pk, max_seconds=2)
+    assert time.monotonic() - started < 10
+    assert result.stopped == STOP_MAX_SECONDS and result.cycles >= 2
