@@ -433,8 +433,9 @@ QUEUE_PANEL_LIMIT = 50
 
 
 def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str]:
-    """The queue as the runner last left it, the scheduler time then, and when that was
-    ("after cycle N"); before any runner ran, the queue the first one starts with.
+    """The queue as the runner last left it, the scheduler time (a live cluster's clock now,
+    else the time then), and when that was ("after cycle N"); before any runner ran, the queue
+    the first one starts with.
 
     The runner writes its queue with every batch of Cycle rows (``PendingPods``); a queue a
     cycle recorded is the one before its pop, one pod out of date, and is only the fallback
@@ -442,7 +443,13 @@ def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str
     recorded = PendingPods.objects.filter(cluster=cluster).first()
     if recorded is not None and recorded.queue is not None:
         after = f"after cycle {recorded.last_cycle}" if recorded.last_cycle else "before any cycle"
-        return recorded.queue, recorded.scheduler_time, after
+        # A live clock has run on since (runner or not): backoff countdowns count from now.
+        now = (
+            cluster_clock_time(cluster=cluster)
+            if cluster.clock_mode == Cluster.ClockMode.LIVE
+            else recorded.scheduler_time
+        )
+        return recorded.queue, now, after
     row = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
     if row is None:
         # No runner has run: the queue the first one starts with.

@@ -85,6 +85,8 @@ BIND_WAIT = 0.05
 FOLLOW_INTERVAL = 0.02
 # Sleep between polls when there is nothing to do.
 IDLE_POLL = 0.02
+# Work due this soon (wall seconds) is waited for in place; later work is woken up for.
+IN_PLACE_WAIT = 0.25
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
 # The queue is saved with a batch of Cycle rows at most this often (and always when the runner
@@ -601,10 +603,10 @@ class _Session:
         if self.virtual:
             self._advance(wake)
             return True
-        # Live: a backoff ends or a Permit times out later. Soon (within the time an idle
-        # runner lingers), or a pod waits at Permit (its cycle lives only here): wait here.
-        # Later: nothing to do now; the runner stops when idle and is woken up then.
-        if self.scheduler.waiting or self._wall_seconds_until(wake) <= self.idle_seconds:
+        # Live: a backoff ends or a Permit times out later. Within IN_PLACE_WAIT, or a pod
+        # waits at Permit (its cycle lives only here): wait here. Later: nothing to do now; the
+        # runner stops when idle and is woken up then, its worker free meanwhile.
+        if self.scheduler.waiting or self._wall_seconds_until(wake) <= IN_PLACE_WAIT:
             time.sleep(IDLE_POLL)
             return True
         return False
