@@ -82,6 +82,8 @@ ARGUMENTS = {
     "run_id": 1,
     "link_id": 1,
     "key": "no-such-key",
+    "node": "n1",
+    "plugin": "NodeResourcesFit",
 }
 
 
@@ -185,6 +187,7 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "profiles",
         "compare_new",
         "lesson_load",
+        "lesson_restart",
         "predict",
         "debug",
         "share_create",
