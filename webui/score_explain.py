@@ -7,12 +7,11 @@ is there, so upstream's NormalizeScore can be shown with its numbers (helper.Def
 for TaintToleration and NodeAffinity, PodTopologySpread's and InterPodAffinity's own). The raw
 score's inputs are recomputed for the one node asked about, from the cluster as stored, with the
 engine's own functions (NodeResourcesFit's and BalancedAllocation's scorers, the taint and
-node-affinity matchers, ImageLocality's priority), and shown only when the recomputation gives
-the trace's raw score: a node whose pods have changed since the cycle says so instead of
-showing numbers that were not the ones used. Nothing is recorded for this while scheduling, so
-a cycle costs no more. PodTopologySpread's and InterPodAffinity's raw scores count pods per
-topology domain over the whole cluster; the trace keeps the score, not those counts, and they
-are not recomputed here.
+node-affinity matchers, ImageLocality's priority, PodTopologySpread's PreScore counts and
+Score), and shown only when the recomputation gives the trace's raw score: a node whose pods
+have changed since the cycle says so instead of showing numbers that were not the ones used.
+Nothing is recorded for this while scheduling, so a cycle costs no more. PodTopologySpread counts
+pods per topology domain over the whole cluster, so its cell reads every node and bound pod.
 """
 
 from __future__ import annotations
@@ -28,15 +27,18 @@ from schedviz.cluster.models import Cluster, Cycle
 from schedviz.cluster.models import Node as NodeRow
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.kube.decode import decode_object
+from schedviz.kube.labels import Selector
 from schedviz.kube.nodeaffinity import PreferredSchedulingTerms
-from schedviz.kube.objects import Node, Pod
+from schedviz.kube.objects import LABEL_HOSTNAME, Node, Pod
 from schedviz.kube.taints import tolerations_tolerate_taint
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.types_pluginargs import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
+    SYSTEM_DEFAULTING,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
+    PodTopologySpreadArgs,
     ResourceSpec,
 )
 from schedviz.scheduler.framework.interface import MAX_NODE_SCORE
@@ -63,6 +65,21 @@ from schedviz.scheduler.framework.plugins.noderesources.requested_to_capacity_ra
 from schedviz.scheduler.framework.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     Scorer,
+)
+from schedviz.scheduler.framework.plugins.podtopologyspread.common import (
+    SCHEDULE_ANYWAY,
+    build_default_constraints,
+    count_pods_match_selector,
+    filter_topology_spread_constraints,
+)
+from schedviz.scheduler.framework.plugins.podtopologyspread.plugin import (
+    SYSTEM_DEFAULT_CONSTRAINTS,
+)
+from schedviz.scheduler.framework.plugins.podtopologyspread.scoring import (
+    count_existing_pods,
+    init_pre_score_state,
+    score_for_count,
+    score_node,
 )
 from schedviz.scheduler.framework.types import NodeInfo
 
@@ -403,6 +420,48 @@ class _CellContext:
                 pods.append(decoded)
         return NodeInfo(node, pods)
 
+    def all_node_infos(self) -> list[NodeInfo]:
+        """Every node with the pods bound to it when the cycle ran (``node_info`` for all)."""
+        later = self._later_bound()
+        by_name: dict[str, NodeInfo] = {}
+        for manifest in (
+            NodeRow.objects.filter(cluster=self.cluster)
+            .order_by("name")
+            .values_list("manifest", flat=True)
+        ):
+            decoded = decode_object(manifest)
+            if isinstance(decoded, Node):
+                by_name[decoded.name] = NodeInfo(decoded, [])
+        if self._node is not None and self._node.name in by_name:
+            # The same object as node_object(), so callers can find it by identity.
+            by_name[self._node.name] = NodeInfo(self._node, [])
+        rows = (
+            PodRow.objects.filter(cluster=self.cluster)
+            .exclude(node_name="")
+            .exclude(phase__in=["Succeeded", "Failed"])
+        )
+        me = self.pod_key
+        for namespace, name, node_name, manifest in rows.values_list(
+            "namespace", "name", "node_name", "manifest"
+        ):
+            info = by_name.get(node_name)
+            if info is None or (namespace, name) == me or (node_name, namespace, name) in later:
+                continue
+            decoded = decode_object(manifest)
+            if isinstance(decoded, Pod):
+                info.add_pod(decoded)
+        return list(by_name.values())
+
+    def _later_bound(self) -> set[tuple[str, str, str]]:
+        """(node, namespace, name) of the pods bound by this cycle or a later one."""
+        return set(
+            Cycle.objects.filter(
+                cluster=self.cluster,
+                number__gte=int(self.trace.get("cycle") or 0),
+                result="Scheduled",
+            ).values_list("node", "pod_namespace", "pod_name")
+        )
+
     def image_holders(self, names: set[str]) -> dict[str, int]:
         """How many of the cluster's nodes list each image (read from every node: only asked
         when the node holds one of the pod's images)."""
@@ -699,15 +758,130 @@ def _megabytes(amount: int) -> str:
     return f"{amount / MB:.1f} MB"
 
 
+class _NoControllers:
+    """The objects the default selector reads (Services, ReplicationControllers, ReplicaSets,
+    StatefulSets): the live cluster stores none of them (cluster.models.KIND_MODELS)."""
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        return None
+
+    def list_objects(self, kind: str) -> Sequence[object]:
+        return []
+
+    def get(self, kind: str, key: str) -> object | None:
+        return None
+
+    def apply(self, obj: object) -> None:
+        raise NotImplementedError("the score explanation only reads")
+
+
+def _selector_text(selector: Selector) -> str:
+    """A label selector as kubectl writes one: app=web,tier in (a,b)."""
+    if selector.nothing:
+        return "selects nothing"
+    parts: list[str] = []
+    for key, operator, values in selector.requirements:
+        listed = ",".join(sorted(values))
+        if operator == "In" and len(values) == 1:
+            parts.append(f"{key}={listed}")
+        elif operator == "In":
+            parts.append(f"{key} in ({listed})")
+        elif operator == "NotIn":
+            parts.append(f"{key} notin ({listed})")
+        elif operator == "Exists":
+            parts.append(key)
+        else:
+            parts.append(f"!{key}")
+    return "selector " + (",".join(parts) or "everything")
+
+
 def _explain_topology_spread(context: _CellContext, computation: Computation) -> None:
-    computation.raw_steps.append(
-        "raw = Σ over the pod's ScheduleAnyway constraints (its own, or the profile's defaults) "
-        f"of the matching pods in the node's domain {X} the constraint's weight "
-        f"(log(domains + 2)), plus maxSkew {M} 1"
-    )
+    """PreScore's counts and Score's sum (podtopologyspread/scoring.go) for this node, with the
+    engine's functions over every node of the cluster as it was at the cycle."""
+    pod, node = context.pod(), context.node_object()
+    if pod is None or node is None:
+        computation.notes.append("The pod or the node is no longer in the cluster.")
+        return
+    args = context.profile_args(names.POD_TOPOLOGY_SPREAD) or PodTopologySpreadArgs()
+    system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+    if pod.topology_spread_constraints:
+        constraints = filter_topology_spread_constraints(
+            pod.topology_spread_constraints, pod.labels, SCHEDULE_ANYWAY
+        )
+        origin = "the pod's ScheduleAnyway constraints"
+    else:
+        defaults = (
+            SYSTEM_DEFAULT_CONSTRAINTS if system_defaulted else tuple(args.default_constraints)
+        )
+        # The live cluster stores no Services or controllers: the default selector reads none.
+        constraints = build_default_constraints(pod, defaults, _NoControllers(), SCHEDULE_ANYWAY)
+        origin = (
+            "the System default constraints"
+            if system_defaulted
+            else "the profile's default constraints"
+        )
+    require_all_topologies = bool(pod.topology_spread_constraints) or not system_defaulted
+    all_nodes = context.all_node_infos()
+    scored = set((context.trace.get("scores") or {}).keys())
+    filtered = [info for info in all_nodes if info.node is not None and info.node.name in scored]
+    state = init_pre_score_state(constraints, filtered, require_all_topologies)
+    count_existing_pods(state, pod, all_nodes, require_all_topologies)
+    this = next((info for info in all_nodes if info.node is node), None)
+    if this is None or not state.constraints:
+        computation.notes.append("The pod has no soft spreading constraints now.")
+        return
+    recomputed = score_node(state, pod, this)
+    if recomputed != computation.raw:
+        _mismatch(computation, recomputed)
+        return
+    computation.inputs.append(("constraints", f"{len(state.constraints)}, {origin}"))
+    if node.name in state.ignored_nodes:
+        computation.raw_steps.append(
+            "the node lacks one of the constraints' topology keys: it is not scored (raw = 0)"
+        )
+        return
+    terms: list[str] = []
+    total = 0.0
+    for index, constraint in enumerate(state.constraints):
+        key = constraint.topology_key
+        value = node.labels.get(key)
+        weight = state.topology_normalizing_weight[index]
+        if key == LABEL_HOSTNAME:
+            domains = len(filtered) - len(state.ignored_nodes)
+        else:
+            domains = len(state.topology_value_to_pod_counts[index])
+        label = f"{key}, maxSkew {constraint.max_skew}"
+        if value is None:
+            computation.inputs.append((label, "the node has no such label: adds nothing"))
+            continue
+        if key == LABEL_HOSTNAME:
+            count = count_pods_match_selector(this.pods, constraint.selector, pod.namespace)
+        else:
+            count = state.topology_value_to_pod_counts[index].get(value, 0)
+        added = score_for_count(count, constraint.max_skew, weight)
+        total += added
+        computation.inputs.append(
+            (
+                label,
+                f"domain {value}: {count} matching pod{'' if count == 1 else 's'} "
+                f"({_selector_text(constraint.selector)}); {domains} "
+                f"domain{'' if domains == 1 else 's'} among the scored nodes",
+            )
+        )
+        computation.raw_steps.append(
+            f"{key}: count {X} log(domains + 2) + (maxSkew {M} 1) = {count} {X} "
+            f"log({domains} + 2) + ({constraint.max_skew} {M} 1) = {count} {X} {weight:.4f} + "
+            f"{constraint.max_skew - 1} = {added:.4f}"
+        )
+        terms.append(f"{added:.4f}")
+    summed = " + ".join(terms) or "0"
+    if len(terms) > 1:
+        summed += f") = round({total:.4f}"
+    computation.raw_steps.append(f"raw = round({summed}) = {computation.raw}")
     computation.notes.append(
-        "The trace keeps the raw score, not the per-domain counts behind it: see the "
-        "PodTopologySpread rows of the pod's filter and the nodes' labels."
+        "Domains are those of the nodes that passed the filters; matching pods are counted on "
+        "every node that carries the keys (and passes the node inclusion policies); a hostname "
+        "key counts the node's own pods."
     )
 
 

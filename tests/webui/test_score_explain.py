@@ -320,3 +320,149 @@ def test_image_locality_shows_each_image_scaled_by_its_spread(settings: Any) -> 
     assert held.raw_steps[-1].endswith(f"= 100 {X} 227.0 MB / 977.0 MB = 23")
     bare = _computation(cluster, "web", "node-b", "ImageLocality")
     assert bare.raw == 0 and ("on the node", "none of them") in bare.inputs
+
+
+# ---------------------------------------------------------------- PodTopologySpread's inputs
+
+
+def _spread_cluster(
+    nodes: dict[str, str | None], pods: dict[str, int], constraints: list[tuple[int, str]]
+) -> Any:
+    """A cluster of ``nodes`` (name -> zone or None) with ``pods[node]`` pods labelled foo on
+    each, and the unbound pod p with ScheduleAnyway ``constraints`` (maxSkew, key) on foo."""
+    from schedviz.cluster import services
+
+    docs: list[str] = []
+    for name, zone in nodes.items():
+        labels = f"kubernetes.io/hostname: {name}" + (f", zone: {zone}" if zone else "")
+        docs.append(
+            f"apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{{labels}}}}}\n"
+            'status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}'
+        )
+    for node, count in pods.items():
+        for i in range(count):
+            docs.append(
+                f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p-{node[-1]}{i}, namespace: "
+                f'default, labels: {{foo: ""}}}}\nspec: {{nodeName: {node}, containers: '
+                "[{name: c, image: pause}]}"
+            )
+    spread = ", ".join(
+        f"{{maxSkew: {skew}, topologyKey: {key}, whenUnsatisfiable: ScheduleAnyway, "
+        "labelSelector: {matchExpressions: [{key: foo, operator: Exists}]}}"
+        for skew, key in constraints
+    )
+    docs.append(
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default, labels: {foo: ""}}\n'
+        f"spec: {{topologySpreadConstraints: [{spread}], containers: [{{name: c, image: pause}}]}}"
+    )
+    cluster = services.cluster_create(name="spread")
+    services.manifests_apply(cluster=cluster, text="\n---\n".join(docs))
+    return cluster
+
+
+def _spread_trace(raws: dict[str, int], normalized: dict[str, int]) -> dict[str, Any]:
+    return {
+        "cycle": 1,
+        "pod": "default/p",
+        "profile": "default-scheduler",
+        "scores": {
+            node: {"PodTopologySpread": _cell(raw, normalized[node], 2)}
+            for node, raw in raws.items()
+        },
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_topology_spread_shows_the_count_per_hostname_domain_and_its_weight(settings: Any) -> None:
+    settings.SCHEDVIZ_START_RUNNERS = False
+    # Upstream's "one constraint on node, all 4 nodes are candidates": 2, 1, 0 and 3 matching
+    # pods, each counted log(4 + 2) = 1.7918; normalized 20, 60, 100, 0.
+    nodes: dict[str, str | None] = {n: None for n in ("node-a", "node-b", "node-c", "node-d")}
+    cluster = _spread_cluster(
+        nodes, {"node-a": 2, "node-b": 1, "node-d": 3}, [(1, "kubernetes.io/hostname")]
+    )
+    raws = {"node-a": 4, "node-b": 2, "node-c": 0, "node-d": 5}
+    trace = _spread_trace(raws, {"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0})
+    a = score_computation(cluster=cluster, trace=trace, node="node-a", plugin="PodTopologySpread")
+    assert a.notes[-1].startswith("Domains are those of the nodes that passed the filters")
+    assert ("constraints", "1, the pod's ScheduleAnyway constraints") in a.inputs
+    assert (
+        "kubernetes.io/hostname, maxSkew 1",
+        "domain node-a: 2 matching pods (selector foo); 4 domains among the scored nodes",
+    ) in a.inputs
+    assert a.raw_steps == [
+        f"kubernetes.io/hostname: count {X} log(domains + 2) + (maxSkew {M} 1) = 2 {X} "
+        f"log(4 + 2) + (1 {M} 1) = 2 {X} 1.7918 + 0 = 3.5835",
+        "raw = round(3.5835) = 4",
+    ]
+    assert a.normalize_steps[-1] == (
+        f"normalized = 100 {X} (max + min {M} raw) / max = 100 {X} (5 + 0 {M} 4) / 5 = 20"
+    )
+    assert a.weighted_step == f"weighted = normalized {X} weight = 20 {X} 2 = 40"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_topology_spread_counts_zones_over_every_node_and_hosts_over_the_candidates(
+    settings: Any,
+) -> None:
+    settings.SCHEDVIZ_START_RUNNERS = False
+    # Upstream's "two Constraints on zone and node, 2 out of 4 nodes are candidates": zone1
+    # holds 2 + 1 matching pods, zone2 2 + 4; node-b and node-y did not pass the filters.
+    nodes = {"node-a": "zone1", "node-b": "zone1", "node-x": "zone2", "node-y": "zone2"}
+    cluster = _spread_cluster(
+        nodes,
+        {"node-a": 2, "node-b": 1, "node-x": 2, "node-y": 4},
+        [(1, "zone"), (1, "kubernetes.io/hostname")],
+    )
+    trace = _spread_trace({"node-a": 7, "node-x": 11}, {"node-a": 100, "node-x": 63})
+    x = score_computation(cluster=cluster, trace=trace, node="node-x", plugin="PodTopologySpread")
+    assert (
+        "zone, maxSkew 1",
+        "domain zone2: 6 matching pods (selector foo); 2 domains among the scored nodes",
+    ) in x.inputs
+    assert (
+        "kubernetes.io/hostname, maxSkew 1",
+        "domain node-x: 2 matching pods (selector foo); 2 domains among the scored nodes",
+    ) in x.inputs
+    assert x.raw_steps[-1] == "raw = round(8.3178 + 2.7726) = round(11.0904) = 11"
+    assert x.normalize_steps[-1].endswith(f"= 100 {X} (11 + 7 {M} 11) / 11 = 63")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_topology_spread_says_the_cluster_changed_when_the_counts_do_not_reproduce(
+    settings: Any,
+) -> None:
+    settings.SCHEDVIZ_START_RUNNERS = False
+    nodes: dict[str, str | None] = {"node-a": None, "node-b": None}
+    cluster = _spread_cluster(nodes, {"node-a": 2}, [(1, "kubernetes.io/hostname")])
+    # The cycle saw 3 matching pods on node-a (log(4) * 3 = 4.16 -> 4); 2 are left.
+    trace = _spread_trace({"node-a": 4, "node-b": 0}, {"node-a": 0, "node-b": 100})
+    a = score_computation(cluster=cluster, trace=trace, node="node-a", plugin="PodTopologySpread")
+    assert a.inputs == [] and a.raw_steps == []
+    assert "would be 3, not the 4 the cycle gave" in a.notes[-1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_topology_spread_cell_of_a_real_cycle_opens_with_its_counts(settings: Any) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    settings.SCHEDVIZ_START_RUNNERS = False
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
+    nodes: dict[str, str | None] = {n: None for n in ("node-a", "node-b", "node-c", "node-d")}
+    cluster = _spread_cluster(
+        nodes, {"node-a": 2, "node-b": 1, "node-d": 3}, [(1, "kubernetes.io/hostname")]
+    )
+    run_cluster(cluster.pk)
+    cycle = Cycle.objects.get(cluster=cluster, pod_name="p")
+    assert cycle.trace()["scores"]["node-d"]["PodTopologySpread"]["raw"] == 5
+    url = reverse(
+        "webui:score_cell", args=[cluster.pk, cycle.number, "node-d", "PodTopologySpread"]
+    )
+    fragment = Client().get(url, headers={"HX-Request": "true"}).content.decode()
+    assert "domain node-d: 3 matching pods (selector foo); 4 domains among the scored nodes" in (
+        fragment
+    )
+    assert f"3 {X} log(4 + 2) + (1 {M} 1) = 3 {X} 1.7918 + 0 = 5.3753" in fragment
+    assert "raw = round(5.3753) = 5" in fragment
+    assert "have changed since" not in fragment
