@@ -7,11 +7,12 @@ is there, so upstream's NormalizeScore can be shown with its numbers (helper.Def
 for TaintToleration and NodeAffinity, PodTopologySpread's and InterPodAffinity's own). The raw
 score's inputs are recomputed for the one node asked about, from the cluster as stored, with the
 engine's own functions (NodeResourcesFit's and BalancedAllocation's scorers, the taint and
-node-affinity matchers, ImageLocality's priority, PodTopologySpread's PreScore counts and
-Score), and shown only when the recomputation gives the trace's raw score: a node whose pods
-have changed since the cycle says so instead of showing numbers that were not the ones used.
-Nothing is recorded for this while scheduling, so a cycle costs no more. PodTopologySpread counts
-pods per topology domain over the whole cluster, so its cell reads every node and bound pod.
+node-affinity matchers, ImageLocality's priority, PodTopologySpread's and InterPodAffinity's
+PreScore and Score), and shown only when the recomputation gives the trace's raw score: a node
+whose pods have changed since the cycle says so instead of showing numbers that were not the
+ones used. Nothing is recorded for this while scheduling, so a cycle costs no more.
+PodTopologySpread and InterPodAffinity count pods per topology domain over the whole cluster, so
+their cells read every node and bound pod.
 """
 
 from __future__ import annotations
@@ -23,19 +24,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schedviz.cluster import selectors
-from schedviz.cluster.models import Cluster, Cycle
+from schedviz.cluster.models import KIND_MODELS, Cluster, Cycle
 from schedviz.cluster.models import Node as NodeRow
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.kube.decode import decode_object
 from schedviz.kube.labels import Selector
 from schedviz.kube.nodeaffinity import PreferredSchedulingTerms
-from schedviz.kube.objects import LABEL_HOSTNAME, Node, Pod
+from schedviz.kube.objects import LABEL_HOSTNAME, Namespace, Node, Pod
 from schedviz.kube.taints import tolerations_tolerate_taint
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.types_pluginargs import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     SYSTEM_DEFAULTING,
+    InterPodAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     PodTopologySpreadArgs,
@@ -49,6 +51,21 @@ from schedviz.scheduler.framework.plugins.imagelocality import (
     MIN_THRESHOLD,
     calculate_priority,
     normalized_image_name,
+)
+from schedviz.scheduler.framework.plugins.interpodaffinity.filtering import NO_NAMESPACE_LABELS
+from schedviz.scheduler.framework.plugins.interpodaffinity.plugin import (
+    merge_affinity_term_namespaces_if_not_empty,
+    namespace_labels_snapshot,
+)
+from schedviz.scheduler.framework.plugins.interpodaffinity.scoring import (
+    PreScoreState as IpaPreScoreState,
+)
+from schedviz.scheduler.framework.plugins.interpodaffinity.scoring import (
+    compute_topology_score,
+    has_preferred_constraints,
+)
+from schedviz.scheduler.framework.plugins.interpodaffinity.scoring import (
+    score_node as ipa_score_node,
 )
 from schedviz.scheduler.framework.plugins.noderesources.balanced_allocation import (
     balanced_resource_scorer,
@@ -81,7 +98,7 @@ from schedviz.scheduler.framework.plugins.podtopologyspread.scoring import (
     score_for_count,
     score_node,
 )
-from schedviz.scheduler.framework.types import NodeInfo
+from schedviz.scheduler.framework.types import AffinityTerm, NodeInfo, PodInfo
 
 # Plugins scored 0-100 directly, without NormalizeScore.
 UNNORMALIZED = frozenset(
@@ -98,6 +115,8 @@ M = "\u2212"
 # How many plugins the sentence names as having decided the winner.
 DECISIVE_SHOWN = 3
 TAINT_EFFECT_PREFER_NO_SCHEDULE = "PreferNoSchedule"
+# How many matching pods an InterPodAffinity step names.
+IPA_PODS_SHOWN = 3
 
 
 # ---------------------------------------------------------------- the sentence on top
@@ -758,17 +777,36 @@ def _megabytes(amount: int) -> str:
     return f"{amount / MB:.1f} MB"
 
 
-class _NoControllers:
-    """The objects the default selector reads (Services, ReplicationControllers, ReplicaSets,
-    StatefulSets): the live cluster stores none of them (cluster.models.KIND_MODELS)."""
+class _StoredObjects:
+    """The objects besides pods and nodes that the plugins read, from the cluster's rows: its
+    Namespaces and the like (``KIND_MODELS``). The live cluster stores no Services or
+    controllers, so the default spreading selector finds none, as the scheduler does."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._listed: dict[str, list[object]] = {}
 
     def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        for obj in self.list_objects("Namespace"):
+            if isinstance(obj, Namespace) and obj.name == namespace:
+                return obj.labels
         return None
 
     def list_objects(self, kind: str) -> Sequence[object]:
-        return []
+        model = KIND_MODELS.get(kind)
+        if model is None or kind in ("Pod", "Node"):
+            return []
+        if kind not in self._listed:
+            manifests = model._default_manager.filter(cluster=self._cluster).values_list(
+                "manifest", flat=True
+            )
+            self._listed[kind] = [decode_object(m) for m in manifests]
+        return self._listed[kind]
 
     def get(self, kind: str, key: str) -> object | None:
+        for obj in self.list_objects(kind):
+            if getattr(obj, "key", None) == key:
+                return obj
         return None
 
     def apply(self, obj: object) -> None:
@@ -813,8 +851,9 @@ def _explain_topology_spread(context: _CellContext, computation: Computation) ->
         defaults = (
             SYSTEM_DEFAULT_CONSTRAINTS if system_defaulted else tuple(args.default_constraints)
         )
-        # The live cluster stores no Services or controllers: the default selector reads none.
-        constraints = build_default_constraints(pod, defaults, _NoControllers(), SCHEDULE_ANYWAY)
+        constraints = build_default_constraints(
+            pod, defaults, _StoredObjects(context.cluster), SCHEDULE_ANYWAY
+        )
         origin = (
             "the System default constraints"
             if system_defaulted
@@ -886,11 +925,125 @@ def _explain_topology_spread(context: _CellContext, computation: Computation) ->
 
 
 def _explain_inter_pod_affinity(context: _CellContext, computation: Computation) -> None:
-    computation.raw_steps.append(
-        "raw = Σ of the weights of the preferred (anti-)affinity terms — the pod's and the "
-        "existing pods' — whose topology domain holds a matching pod (anti-affinity subtracts)"
+    """PreScore's summed weights per topology domain and Score's sum
+    (interpodaffinity/scoring.go) for this node, with the engine's functions, and the terms
+    behind them: the incoming pod's preferred terms matching existing pods, and the existing
+    pods' terms (preferred, and required ones at hardPodAffinityWeight) matching it."""
+    pod, node = context.pod(), context.node_object()
+    if pod is None or node is None:
+        computation.notes.append("The pod or the node is no longer in the cluster.")
+        return
+    args = context.profile_args(names.INTER_POD_AFFINITY) or InterPodAffinityArgs()
+    hard_weight = args.hard_pod_affinity_weight
+    has_constraints = has_preferred_constraints(pod)
+    objects = _StoredObjects(context.cluster)
+    pod_info = PodInfo(pod)
+    for weighted in (*pod_info.preferred_affinity_terms, *pod_info.preferred_anti_affinity_terms):
+        merge_affinity_term_namespaces_if_not_empty(weighted.term, objects)
+    state = IpaPreScoreState({}, pod_info, namespace_labels_snapshot(pod.namespace, objects))
+    all_nodes = context.all_node_infos()
+    state.topology_score = (
+        compute_topology_score(state, all_nodes, has_constraints, hard_weight) or {}
     )
-    computation.notes.append("The trace keeps the raw score, not the matching pods behind it.")
+    this = next((info for info in all_nodes if info.node is node), None)
+    if this is None:
+        computation.notes.append("The node is no longer in the cluster.")
+        return
+    recomputed = ipa_score_node(state, this)
+    if recomputed != computation.raw:
+        _mismatch(computation, recomputed)
+        return
+    computation.inputs.append(
+        (
+            "the pod's preferred terms",
+            f"{len(pod_info.preferred_affinity_terms)} affinity, "
+            f"{len(pod_info.preferred_anti_affinity_terms)} anti-affinity",
+        )
+    )
+    computation.inputs.append(("hardPodAffinityWeight", str(hard_weight)))
+    # (what, signed weight, topology key, the node's value) -> the matching pods' names.
+    matched: dict[tuple[str, int, str, str], list[str]] = {}
+
+    def count(
+        what: str, term: AffinityTerm, weight: int, target: Pod, labels: Any, other: Node, name: str
+    ) -> None:
+        value = other.labels.get(term.topology_key)
+        if value is None or node.labels.get(term.topology_key) != value:
+            return
+        if term.matches(target, labels):
+            matched.setdefault((what, weight, term.topology_key, value), []).append(name)
+
+    pod_terms = [
+        ("the pod's preferred affinity term", pod_info.preferred_affinity_terms, 1),
+        ("the pod's preferred anti-affinity term", pod_info.preferred_anti_affinity_terms, -1),
+    ]
+    for info in all_nodes:
+        other = info.node
+        if other is None or not other.labels:
+            continue
+        for existing in info.pods if has_constraints else info.pods_with_affinity:
+            existing_name = f"{existing.pod.namespace}/{existing.pod.name}"
+            for what, terms, sign in pod_terms:
+                for index, weighted in enumerate(terms):
+                    count(
+                        f"{what} {index + 1}",
+                        weighted.term,
+                        sign * weighted.weight,
+                        existing.pod,
+                        NO_NAMESPACE_LABELS,
+                        other,
+                        existing_name,
+                    )
+            # Symmetry: the existing pod's terms that the incoming pod matches.
+            symmetric = [
+                ("preferred affinity", existing.preferred_affinity_terms, 1),
+                ("preferred anti-affinity", existing.preferred_anti_affinity_terms, -1),
+            ]
+            for what, terms, sign in symmetric:
+                for weighted in terms:
+                    count(
+                        f"existing pods' {what} terms matching the pod",
+                        weighted.term,
+                        sign * weighted.weight,
+                        pod,
+                        state.namespace_labels,
+                        other,
+                        existing_name,
+                    )
+            if hard_weight > 0:
+                for term in existing.required_affinity_terms:
+                    count(
+                        "existing pods' required affinity terms matching the pod "
+                        "(at hardPodAffinityWeight)",
+                        term,
+                        hard_weight,
+                        pod,
+                        state.namespace_labels,
+                        other,
+                        existing_name,
+                    )
+    parts: list[str] = []
+    for (what, weight, key, value), pods in matched.items():
+        shown = ", ".join(pods[:IPA_PODS_SHOWN]) + (
+            f" and {len(pods) - IPA_PODS_SHOWN} more" if len(pods) > IPA_PODS_SHOWN else ""
+        )
+        computation.raw_steps.append(
+            f"{what} (weight {weight}, {key}) in the node's domain {key}={value}: "
+            f"{len(pods)} pod{'' if len(pods) == 1 else 's'} ({shown}) "
+            f"{X} {weight} = {len(pods) * weight}"
+        )
+        parts.append(str(len(pods) * weight))
+    if len(parts) == 1:
+        computation.raw_steps.append(f"raw = {computation.raw}")
+    elif parts:
+        computation.raw_steps.append(f"raw = {' + '.join(parts)} = {computation.raw}")
+    else:
+        computation.raw_steps.append("raw = 0: no term matched a pod in the node's domains")
+    computation.notes.append(
+        "Every matching pod adds its term's weight once for each node of the domain it runs "
+        "in; anti-affinity terms subtract. Terms count over every node of the cluster, not only "
+        "those that passed the filters."
+    )
 
 
 _RAW_EXPLAINERS = {

@@ -466,3 +466,155 @@ def test_a_topology_spread_cell_of_a_real_cycle_opens_with_its_counts(settings: 
     assert f"3 {X} log(4 + 2) + (1 {M} 1) = 3 {X} 1.7918 + 0 = 5.3753" in fragment
     assert "raw = round(5.3753) = 5" in fragment
     assert "have changed since" not in fragment
+
+
+# ---------------------------------------------------------------- InterPodAffinity's inputs
+
+
+def _term(weight: int, key: str, security: str) -> str:
+    return (
+        f"{{weight: {weight}, podAffinityTerm: {{topologyKey: {key}, labelSelector: "
+        f"{{matchExpressions: [{{key: security, operator: In, values: [{security}]}}]}}}}}}"
+    )
+
+
+# Upstream's "Affinity and Anti Affinity and symmetry" (interpodaffinity/scoring_test.go): the
+# pod (S1) prefers S1 pods in its region (8) and avoids S2 pods in its az (5); an existing pod
+# prefers S1 pods in its region, another avoids them in its az.
+BOTH = (
+    f"podAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: "
+    f"[{_term(8, 'region', 'S1')}]}}, "
+    "podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: "
+    f"[{_term(5, 'az', 'S2')}]}}"
+)
+AWAY_FROM_S1 = (
+    f"podAntiAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: "
+    f"[{_term(5, 'az', 'S1')}]}}"
+)
+SYMMETRY = "\n---\n".join(
+    [
+        *(
+            f"apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{{labels}}}}}\n"
+            'status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}'
+            for name, labels in (
+                ("node1", "region: China"),
+                ("node2", "az: az1"),
+                ("node3", "region: India"),
+                ("node4", "az: az2"),
+            )
+        ),
+        *(
+            f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, "
+            f"labels: {{{labels}}}}}\nspec: {{nodeName: {node}, affinity: {{{affinity}}}, "
+            "containers: [{name: c, image: pause}]}"
+            for name, node, labels, affinity in (
+                ("p1", "node1", "security: S1", ""),
+                ("p2", "node2", "security: S2", ""),
+                ("p3", "node3", "", BOTH),
+                ("p4", "node4", "", AWAY_FROM_S1),
+            )
+        ),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default, labels: "
+        f"{{security: S1}}}}\nspec: {{affinity: {{{BOTH}}}, "
+        "containers: [{name: c, image: pause}]}",
+    ]
+)
+
+
+def _affinity_trace(raws: dict[str, int], normalized: dict[str, int]) -> dict[str, Any]:
+    return {
+        "cycle": 1,
+        "pod": "default/p",
+        "profile": "default-scheduler",
+        "scores": {
+            node: {"InterPodAffinity": _cell(raw, normalized[node], 2)}
+            for node, raw in raws.items()
+        },
+    }
+
+
+@pytest.fixture
+def symmetry_cluster(settings: Any) -> Any:
+    from schedviz.cluster import services
+
+    settings.SCHEDVIZ_START_RUNNERS = False
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
+    cluster = services.cluster_create(name="symmetry")
+    services.manifests_apply(cluster=cluster, text=SYMMETRY)
+    return cluster
+
+
+@pytest.mark.django_db(transaction=True)
+def test_inter_pod_affinity_names_the_terms_of_the_pod_and_of_existing_pods(
+    symmetry_cluster: Any,
+) -> None:
+    # Raw 8, -5, 8, -5; normalized 100, 0, 100, 0 as upstream's table says.
+    trace = _affinity_trace(
+        {"node1": 8, "node2": -5, "node3": 8, "node4": -5},
+        {"node1": 100, "node2": 0, "node3": 100, "node4": 0},
+    )
+
+    def of(node: str) -> Any:
+        return score_computation(
+            cluster=symmetry_cluster, trace=trace, node=node, plugin="InterPodAffinity"
+        )
+
+    one = of("node1")
+    assert ("the pod's preferred terms", "1 affinity, 1 anti-affinity") in one.inputs
+    assert ("hardPodAffinityWeight", "1") in one.inputs
+    assert one.raw_steps == [
+        "the pod's preferred affinity term 1 (weight 8, region) in the node's domain "
+        f"region=China: 1 pod (default/p1) {X} 8 = 8",
+        "raw = 8",
+    ]
+    two = of("node2")
+    assert two.raw_steps[0] == (
+        "the pod's preferred anti-affinity term 1 (weight -5, az) in the node's domain "
+        f"az=az1: 1 pod (default/p2) {X} -5 = -5"
+    )
+    three = of("node3")
+    assert three.raw_steps[0] == (
+        "existing pods' preferred affinity terms matching the pod (weight 8, region) in the "
+        f"node's domain region=India: 1 pod (default/p3) {X} 8 = 8"
+    )
+    four = of("node4")
+    assert four.raw_steps[0].startswith(
+        "existing pods' preferred anti-affinity terms matching the pod (weight -5, az)"
+    )
+    assert four.normalize_steps[-1] == (
+        f"normalized = 100 {X} (raw {M} min) / (max {M} min) = 100 {X} (-5 {M} -5) / (8 {M} -5) = 0"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_inter_pod_affinity_says_the_cluster_changed_when_the_sum_does_not_reproduce(
+    symmetry_cluster: Any,
+) -> None:
+    Pod.objects.filter(cluster=symmetry_cluster, name="p1").delete()
+    trace = _affinity_trace({"node1": 8, "node2": -5}, {"node1": 100, "node2": 0})
+    one = score_computation(
+        cluster=symmetry_cluster, trace=trace, node="node1", plugin="InterPodAffinity"
+    )
+    assert one.inputs == [] and one.raw_steps == []
+    assert "would be 0, not the 8 the cycle gave" in one.notes[-1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_inter_pod_affinity_cell_of_a_real_cycle_opens_with_its_terms(
+    symmetry_cluster: Any,
+) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    run_cluster(symmetry_cluster.pk)
+    cycle = Cycle.objects.get(cluster=symmetry_cluster, pod_name="p")
+    assert cycle.trace()["scores"]["node3"]["InterPodAffinity"]["raw"] == 8
+    url = reverse(
+        "webui:score_cell", args=[symmetry_cluster.pk, cycle.number, "node3", "InterPodAffinity"]
+    )
+    fragment = Client().get(url, headers={"HX-Request": "true"}).content.decode()
+    assert "existing pods&#x27; preferred affinity terms matching the pod (weight 8, region)" in (
+        fragment
+    )
+    assert f"region=India: 1 pod (default/p3) {X} 8 = 8" in fragment
+    assert "have changed since" not in fragment
