@@ -457,32 +457,34 @@ def label_keys(*, cluster: Cluster) -> list[str]:
 
 def topology_domains(*, cluster: Cluster, key: str) -> list[Domain]:
     """The nodes grouped by the value of label ``key`` (nodes without it under ""), each domain
-    with its pod count and free cpu, memory and pods, by domain value."""
+    with its pod count and free cpu, memory and pods, by domain value.
+
+    Reads the figures kept beside the manifests (Node.allocatable, Pod.requests), not the
+    manifests: at 5000 nodes and 10000 pods decoding them took seconds."""
     nodes = NodeRow.objects.filter(cluster=cluster).order_by()
-    offered = _kept_amounts(_node_amounts, nodes, _amounts)
     bound = (
         selectors.pod_list(cluster=cluster)
         .exclude(node_name="")
         .exclude(phase__in=[POD_SUCCEEDED, POD_FAILED])
         .order_by()
     )
-    requested = _kept_amounts(_pod_amounts, bound, _requests)
     domains: dict[str, Domain] = {}
     domain_of: dict[str, Domain] = {}
-    for pk, name, labels in nodes.values_list("pk", "name", "labels").iterator(chunk_size=2000):
+    rows = nodes.values_list("name", "labels", "allocatable").iterator(chunk_size=2000)
+    for name, labels, allocatable in rows:
         value = (labels or {}).get(key, "")
         domain = domains.setdefault(value, Domain(value))
         domain_of[name] = domain
         domain.nodes += 1
-        domain.allocatable = _summed(domain.allocatable, offered[pk])
+        domain.allocatable = _summed(domain.allocatable, allocatable or {})
     resources = (RESOURCE_CPU, RESOURCE_MEMORY)
-    for pk, node_name in bound.values_list("pk", "node_name").iterator(chunk_size=2000):
+    for node_name, requests in bound.values_list("node_name", "requests").iterator(chunk_size=2000):
         found = domain_of.get(node_name)
-        if found is None or pk not in requested:
+        if found is None:
             continue
         found.pods += 1
         for resource in resources:
-            amount = requested[pk].get(resource, 0)
+            amount = (requests or {}).get(resource, 0)
             found.requested[resource] = found.requested.get(resource, 0) + amount
     for domain in domains.values():
         domain.requested[RESOURCE_PODS] = domain.pods

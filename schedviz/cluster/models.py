@@ -127,6 +127,9 @@ class Node(KubeResource):
     unschedulable = models.BooleanField(default=False)
     labels = models.JSONField(default=dict)
     taints = models.JSONField(default=list)
+    # status.allocatable as integers (millicores, bytes, counts), kept beside the manifest so
+    # that pages totalling a zone's capacity read no manifest.
+    allocatable = models.JSONField(default=dict)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="node_unique")]
@@ -140,6 +143,9 @@ class Pod(NamespacedResource):
     scheduler_name = models.CharField(max_length=253, default="default-scheduler")
     nominated_node_name = models.CharField(max_length=253, blank=True, default="")
     conditions = models.JSONField(default=list)
+    # The pod's effective requests (kube.resources.pod_requests) as integers, kept beside the
+    # manifest for the same pages.
+    requests = models.JSONField(default=dict)
 
     class Meta:
         constraints = [

@@ -735,3 +735,114 @@ def test_a_live_clusters_queue_panel_counts_from_the_clock_now_not_the_last_save
     html = client.get(f"/clusters/{cluster.pk}/").content.decode()
     shown = re.search(r"after cycle 1 · scheduler time ([\d.]+) s", html)
     assert shown is not None and float(shown.group(1)) >= 600.0
+
+
+ZONE_FIGURES = """
+apiVersion: v1
+kind: Node
+metadata: {name: a1, labels: {topology.kubernetes.io/zone: a}}
+status: {allocatable: {cpu: 3500m, memory: 7Gi, pods: "20"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: a2, labels: {topology.kubernetes.io/zone: a}}
+status: {allocatable: {cpu: "2", memory: 1000Mi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: bare}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "5"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: init, namespace: default}
+spec:
+  nodeName: a1
+  initContainers: [{name: i, image: x, resources: {requests: {cpu: "1", memory: 3Gi}}}]
+  containers:
+  - {name: c1, image: x, resources: {requests: {cpu: 250m, memory: 1Gi}}}
+  - {name: c2, image: x, resources: {requests: {cpu: 250m}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: overhead, namespace: default}
+spec:
+  nodeName: a2
+  overhead: {cpu: 100m, memory: 64Mi}
+  containers: [{name: c, image: x, resources: {requests: {cpu: 300m, memory: 100Mi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: done, namespace: default}
+spec:
+  nodeName: a2
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+status: {phase: Succeeded}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: elsewhere, namespace: default}
+spec:
+  nodeName: bare
+  containers: [{name: c, image: x, resources: {requests: {cpu: 500m, memory: 256Mi}}}]
+"""
+
+
+def _domains_from_manifests(cluster: Cluster, key: str) -> dict[str, tuple[int, int, Any, Any]]:
+    """The zones table's figures as it computed them before it kept them: every manifest
+    decoded."""
+    from schedviz.kube.decode import decode_object
+    from schedviz.kube.resources import pod_requests, to_int
+
+    zone_of: dict[str, str] = {}
+    figures: dict[str, list[Any]] = {}
+    for row in Node.objects.filter(cluster=cluster):
+        node = decode_object(row.manifest)
+        value = node.labels.get(key, "")
+        zone_of[node.name] = value
+        entry = figures.setdefault(value, [0, 0, {}, {}])
+        entry[0] += 1
+        for name in ("cpu", "memory", "pods"):
+            quantity = node.allocatable.get(name)
+            amount = to_int(name, quantity.amount) if quantity else 0
+            entry[2][name] = entry[2].get(name, 0) + amount
+    for row in Pod.objects.filter(cluster=cluster).exclude(node_name=""):
+        pod = decode_object(row.manifest)
+        if pod.phase in ("Succeeded", "Failed"):
+            continue
+        entry = figures[zone_of[pod.node_name]]
+        entry[1] += 1
+        for name, amount in pod_requests(pod).items():
+            if name in ("cpu", "memory"):
+                entry[3][name] = entry[3].get(name, 0) + to_int(name, amount)
+    for entry in figures.values():
+        entry[3]["pods"] = entry[1]
+    return {value: tuple(entry) for value, entry in figures.items()}  # type: ignore[misc]
+
+
+def test_the_zones_table_gives_the_figures_decoding_every_manifest_gave(client: Client) -> None:
+    from webui import presenters
+
+    cluster = services.cluster_create(name="figures")
+    services.manifests_apply(cluster=cluster, text=ZONE_FIGURES)
+    key = "topology.kubernetes.io/zone"
+
+    def shown() -> dict[str, tuple[int, int, Any, Any]]:
+        return {
+            d.value: (d.nodes, d.pods, d.allocatable, d.requested)
+            for d in presenters.topology_domains(cluster=cluster, key=key)
+        }
+
+    expected = _domains_from_manifests(cluster, key)
+    # The init container's 1 cpu and 3Gi outweigh the containers' sum; overhead adds.
+    assert expected["a"][3] == {"cpu": 1400, "memory": 3 * 2**30 + 164 * 2**20, "pods": 2}
+    assert shown() == expected
+    # A node updated with new allocatable, as the kept figures follow the manifest.
+    services.manifests_apply(
+        cluster=cluster,
+        text="apiVersion: v1\nkind: Node\nmetadata: {name: a2, labels: "
+        "{topology.kubernetes.io/zone: a}}\n"
+        'status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}',
+    )
+    assert shown() == _domains_from_manifests(cluster, key)
+    assert shown()["a"][2]["cpu"] == 11500

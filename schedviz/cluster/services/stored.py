@@ -28,6 +28,7 @@ from schedviz.kube.objects import (
     Pod,
 )
 from schedviz.kube.objects import Node as KubeNode
+from schedviz.kube.resources import pod_requests, to_int
 
 # Applied and exported in this order, so that what an object refers to comes first.
 KIND_ORDER = (
@@ -94,6 +95,16 @@ def _condition_dict(condition: Any) -> dict[str, Any]:
     return out
 
 
+def pod_request_amounts(pod: Pod) -> dict[str, int]:
+    """The pod's requests as the Pod row keeps them: integers per resource."""
+    return {name: to_int(name, amount) for name, amount in pod_requests(pod).items()}
+
+
+def node_allocatable_amounts(node: KubeNode) -> dict[str, int]:
+    """The node's allocatable as the Node row keeps it: integers per resource."""
+    return {name: to_int(name, quantity.amount) for name, quantity in node.allocatable.items()}
+
+
 def _row_fields(obj: KubeObject) -> dict[str, Any]:
     """The indexed columns of the object's row."""
     fields: dict[str, Any] = {"name": obj.name}
@@ -108,6 +119,7 @@ def _row_fields(obj: KubeObject) -> dict[str, Any]:
             scheduler_name=obj.scheduler_name,
             nominated_node_name=obj.nominated_node_name,
             conditions=[_condition_dict(c) for c in obj.conditions],
+            requests=pod_request_amounts(obj),
         )
     elif isinstance(obj, KubeNode):
         fields.update(
@@ -117,6 +129,7 @@ def _row_fields(obj: KubeObject) -> dict[str, Any]:
                 {"key": t.key, **({"value": t.value} if t.value else {}), "effect": t.effect}
                 for t in obj.taints
             ],
+            allocatable=node_allocatable_amounts(obj),
         )
     return fields
 
