@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from operator import attrgetter, is_not, itemgetter
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -114,6 +115,10 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
 
 
 _name_of = attrgetter("name")
+_plugin_of = attrgetter("plugin")
+_second = itemgetter(1)
+# Statuses after which the filter walk does not simply record a rejection.
+_PASS_OR_ERROR = (Code.Success, Code.Error)
 
 
 def select_host(scores: Sequence[NodePluginScores], rng: random.Random) -> tuple[str, list[str]]:
@@ -551,13 +556,30 @@ class ScheduleOne:
         started = time.perf_counter()
         for batch, statuses in self._filter_walk(framework, state, pod, nodes, start, to_find):
             wanted = to_find - len(feasible)
-            if statuses.count(None) == len(statuses):
+            if not any(map(is_not, statuses, repeat(None))):
                 # Every node of the batch passed: take what is still wanted.
                 taken = batch[:wanted]
                 feasible.extend(taken)
                 results.update(zip(map(_name_of, taken), repeat(passed_all)))
                 if len(feasible) >= to_find:
                     break
+                continue
+            distinct = dict(zip(map(id, statuses), statuses, strict=True))
+            if all(
+                status is not None and status.code not in _PASS_OR_ERROR
+                for status in distinct.values()
+            ):
+                # Every node of the batch was rejected; its nodes share a few status objects
+                # (a class of nodes a plugin rejected alike shares one), so each outcome tuple
+                # is built once per status.
+                names = list(map(_name_of, batch))
+                rejected.extend(zip(names, cast("list[Status]", statuses), strict=True))
+                outcome = {
+                    key: (position.get(status.plugin, 0), status)
+                    for key, status in distinct.items()
+                    if status is not None
+                }
+                results.update(zip(names, map(outcome.__getitem__, map(id, statuses)), strict=True))
                 continue
             for node_info, status in zip(batch, statuses, strict=True):
                 if status is None or status.code == Code.Success:
@@ -574,8 +596,10 @@ class ScheduleOne:
                 results[node_info.name] = (position.get(status.plugin, 0), status)
             if error is not None or len(feasible) >= to_find:
                 break
-        for name, status in rejected:
-            diagnosis.node_to_status.set(name, status)
+        diagnosis.node_to_status.update(rejected)
+        rejections = list(map(_second, rejected))
+        # Each distinct status once, in the order of first appearance (as node by node).
+        for status in dict(zip(map(id, rejections), rejections, strict=True)).values():
             _add_plugin_status(diagnosis, status)
         self._record_filter_point(framework, trace, rejected, time.perf_counter() - started)
         if error is not None:
@@ -669,9 +693,7 @@ class ScheduleOne:
     ) -> None:
         from schedviz.scheduler.trace import PointRecord
 
-        per_plugin: dict[str, int] = {}
-        for _, status in rejected:
-            per_plugin[status.plugin] = per_plugin.get(status.plugin, 0) + 1
+        per_plugin = Counter(map(_plugin_of, map(_second, rejected)))
         evaluated = len(trace.filter_results)
         for name in trace.filter_plugins:
             count = per_plugin.get(name, 0)

@@ -9,10 +9,12 @@ upstream uses the UID: a name is unique at any one time, and traces read better 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from fractions import Fraction
+from operator import itemgetter
 
 from schedviz.kube.labels import Selector, as_selector
 from schedviz.kube.objects import (
@@ -592,6 +594,10 @@ class NodeToStatus:
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
 
+    def update(self, statuses: Iterable[tuple[str, Status]]) -> None:
+        """``set`` for each (node name, status), in order."""
+        self._statuses.update(statuses)
+
     def items(self) -> Iterator[tuple[str, Status]]:
         return iter(self._statuses.items())
 
@@ -600,11 +606,11 @@ class NodeToStatus:
 
     def nodes_for_status_code(self, nodes: list[NodeInfo], code: Code) -> list[NodeInfo]:
         """The nodes whose status has this code, absent ones included when they qualify."""
+        get = self._statuses.get
         if self.absent_nodes_status.code == code:
-            return [n for n in nodes if self.get(n.name).code == code]
-        return [
-            n for n in nodes if n.name in self._statuses and self._statuses[n.name].code == code
-        ]
+            absent = self.absent_nodes_status
+            return [n for n in nodes if get(n.name, absent).code == code]
+        return [n for n in nodes if (status := get(n.name)) is not None and status.code == code]
 
 
 @dataclass(slots=True)
@@ -635,9 +641,12 @@ class FitError(Exception):
             message += f" {diagnosis.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
-            for _, status in diagnosis.node_to_status.items():
-                for reason in status.reasons:
-                    histogram[reason] = histogram.get(reason, 0) + 1
+            # Counted per distinct status object: nodes rejected alike share one.
+            statuses = list(map(itemgetter(1), diagnosis.node_to_status.items()))
+            distinct = dict(zip(map(id, statuses), statuses, strict=True))
+            for key, count in Counter(map(id, statuses)).items():
+                for reason in distinct[key].reasons:
+                    histogram[reason] = histogram.get(reason, 0) + count
             absent = self.num_all_nodes - len(diagnosis.node_to_status)
             if absent > 0:
                 for reason in diagnosis.node_to_status.absent_nodes_status.reasons:
