@@ -263,8 +263,66 @@ def _pod(rng: random.Random, index: int, node_count: int, *, affinity_pods: bool
     }
 
 
+_NODE_REQUIREMENTS: list[dict[str, Any]] = [
+    {"key": "zone", "operator": "In", "values": ["z0", "z1"]},
+    {"key": "zone", "operator": "In", "values": [""]},
+    {"key": "zone", "operator": "NotIn", "values": ["z2"]},
+    {"key": "zone", "operator": "Exists"},
+    {"key": "zone", "operator": "DoesNotExist"},
+    {"key": "disk", "operator": "Exists"},
+    {"key": "disk", "operator": "NotIn", "values": ["ssd"]},
+    {"key": "rack", "operator": "Gt", "values": ["3"]},
+    {"key": "rack", "operator": "Lt", "values": ["5"]},
+    {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["node-001", "node-007"]},
+]
+
+
+def _node_affinity(rng: random.Random) -> dict[str, Any]:
+    """Required (and sometimes preferred) node affinity: terms ORed of requirements ANDed,
+    now and then a matchFields term (which labels alone do not decide) or an empty one."""
+    terms: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 2)):
+        term: dict[str, Any] = {
+            "matchExpressions": rng.sample(_NODE_REQUIREMENTS, rng.randint(1, 2))
+        }
+        draw = rng.random()
+        if draw < 0.1:
+            term["matchFields"] = [
+                {"key": "metadata.name", "operator": "NotIn", "values": ["node-003"]}
+            ]
+        elif draw < 0.15:
+            term = {}  # an empty term matches no node
+        terms.append(term)
+    affinity: dict[str, Any] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+    }
+    if rng.random() < 0.3:
+        preference = {"matchExpressions": [rng.choice(_NODE_REQUIREMENTS)]}
+        affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": rng.choice([1, 50]), "preference": preference}
+        ]
+    return {"nodeAffinity": affinity}
+
+
+def _with_node_affinity(rng: random.Random, pod: dict[str, Any]) -> None:
+    spec = pod["spec"]
+    draw = rng.random()
+    if draw < 0.25:
+        spec["nodeSelector"] = rng.choice([{"disk": "ssd"}, {"zone": "z1", "disk": "ssd"}])
+    elif draw < 0.7:
+        spec.setdefault("affinity", {}).update(_node_affinity(rng))
+        if rng.random() < 0.2:
+            spec["nodeSelector"] = {"zone": "z0"}
+
+
 def _cluster(
-    seed: int, strategy: str, nodes: int, pods: int, *, affinity_pods: bool = False
+    seed: int,
+    strategy: str,
+    nodes: int,
+    pods: int,
+    *,
+    affinity_pods: bool = False,
+    node_affinity: bool = False,
 ) -> Manifests:
     rng = random.Random(seed)
     documents: list[dict[str, Any]] = [_configuration(strategy)]
@@ -277,8 +335,36 @@ def _cluster(
                 "metadata": {"name": "team", "labels": {"tier": "team"}},
             },
         ]
-    documents += [_node(rng, i) for i in range(nodes)]
-    documents += [_pod(rng, i, nodes, affinity_pods=affinity_pods) for i in range(pods)]
+    node_documents = [_node(rng, i) for i in range(nodes)]
+    pod_documents = [_pod(rng, i, nodes, affinity_pods=affinity_pods) for i in range(pods)]
+    if node_affinity:
+        # A generator of its own, so that the other tests' clusters stay as they were.
+        affinity_rng = random.Random(seed + 1000)
+        for node in node_documents:
+            if affinity_rng.random() < 0.7:
+                node["metadata"]["labels"]["rack"] = affinity_rng.choice(["1", "4", "9", "x"])
+        for pod in pod_documents:
+            _with_node_affinity(affinity_rng, pod)
+        # The profile enforces an affinity of its own on every pod (addedAffinity).
+        documents[0]["profiles"][0]["pluginConfig"].append(
+            {
+                "name": "NodeAffinity",
+                "args": {
+                    "addedAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "zone", "operator": "NotIn", "values": ["z3"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+    documents += node_documents + pod_documents
     return load_manifests(yaml.safe_dump_all(documents))
 
 
@@ -361,6 +447,29 @@ def test_column_wise_inter_pod_affinity_gives_the_node_by_node_traces(
         for trace in with_columns
         for scores in (trace["scores"] or {}).values()
     )
+    assert with_columns == node_by_node
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_column_wise_node_affinity_gives_the_node_by_node_traces(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # Pods with nodeSelectors and required node affinity of every operator (matchFields and
+    # invalid terms among them), under a profile's scheduler-enforced affinity.
+    manifests = _cluster(seed, "LeastAllocated", nodes=260, pods=160, node_affinity=True)
+    with_columns, node_by_node = _both_ways(monkeypatch, manifests, seed=seed)
+    reasons = {
+        reason
+        for trace in with_columns
+        for plugins in (trace["filter"] or {}).values()
+        for entry in plugins
+        if entry["plugin"] == "NodeAffinity"
+        for reason in entry.get("reasons", ())
+    }
+    assert reasons == {
+        "node(s) didn't match Pod's node affinity/selector",
+        "node(s) didn't match scheduler-enforced node affinity",
+    }
     assert with_columns == node_by_node
 
 
