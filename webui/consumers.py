@@ -1,7 +1,8 @@
 """Live updates of a cluster over a websocket.
 
 Mirrors the django/channels tutorial shape: one consumer, one group per cluster
-(``cluster-<id>``). The runner publishes to the group (worker/publish.py). The dashboard connects
+(``cluster-<id>``, schedviz/cluster/live.py: the group and the messages are a contract below
+both). The runner publishes to the group (worker/publish.py). The dashboard connects
 with htmx's ws extension: every group message becomes ``hx-swap-oob`` fragments rendered from
 the same partials the dashboard page renders (webui/templates/webui/dashboard/page.html):
 
@@ -37,7 +38,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
-from schedviz.cluster import selectors
+from schedviz.cluster import live, selectors
 from schedviz.cluster.models import Cluster
 from schedviz.cluster.services import ObjectNotFound
 from webui import access, debugger_panel, prediction_panel, presenters
@@ -50,10 +51,6 @@ REFRESH_DUTY = 3
 # How often each connection reads the lease, to notice a runner that stopped without a word.
 RUNNER_WATCH_INTERVAL = 2.0
 BACK_ONLINE = "back: a runner has taken over"
-
-
-def group_name(cluster_id: int) -> str:
-    return f"cluster-{cluster_id}"
 
 
 @database_sync_to_async
@@ -141,7 +138,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self.colour_by = (query.get("colour") or [None])[0]
         self._refresh, self._refreshed_at = None, float("-inf")
         self._refresh_interval = REFRESH_INTERVAL
-        self.group = group_name(self.cluster_id)
+        self.group = live.group_name(self.cluster_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         runner = await _runner_state(cluster_id=self.cluster_id)
@@ -244,7 +241,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     def _note_runner(self, event: dict[str, Any]) -> dict[str, Any]:
         """The status as shown: a runner running after one went offline is "back"."""
         runner = event.get("runner")
-        if self.runner_shown == "offline" and runner == "running":
+        if self.runner_shown == selectors.RUNNER_OFFLINE and runner == selectors.RUNNER_RUNNING:
             event = {**event, "note": BACK_ONLINE}
         self.runner_shown = runner if isinstance(runner, str) else None
         return event
@@ -256,7 +253,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(RUNNER_WATCH_INTERVAL)
             runner = await _runner_state(cluster_id=self.cluster_id)
             if runner["runner"] != self.runner_shown:
-                await self.cluster_status({"type": "cluster.status", **runner})
+                await self.cluster_status(live.status_message(**runner))
 
     async def _predict_on_status(self, event: dict[str, Any]) -> str:
         """The prediction panel when the run state changed (its form shows while paused only);

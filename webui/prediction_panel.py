@@ -64,10 +64,7 @@ def _next_pod(cluster: Cluster, pending: list[str], active_head: str | None) -> 
     newest cycle saw behind its own pod; else the order a new runner pops the pods in."""
     if active_head and active_head in pending:
         return active_head, "activeQ"
-    # Imported here: the worker package imports the consumers, which import this module.
-    from worker.runner import lease_held
-
-    if lease_held(cluster_id=cluster.pk):
+    if selectors.lease_held(cluster_id=cluster.pk):
         latest = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
         if latest is not None:
             trace = latest.trace()

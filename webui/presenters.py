@@ -300,7 +300,7 @@ def pending_pods(*, cluster: Cluster, colour_by: str = "namespace") -> tuple[lis
 
 
 def feed_entry(cluster_id: int, summary: dict[str, Any]) -> dict[str, Any]:
-    """A cycle summary (worker.publish.cycle_summary's fields) with its trace page's path."""
+    """A cycle summary (schedviz.cluster.live.cycle_summary's fields) with its trace page's path."""
     return {**summary, "url": cycle_path(cluster_id, int(summary["cycle"]))}
 
 
@@ -452,11 +452,8 @@ def runner_state(*, cluster_id: int) -> dict[str, Any]:
     """What the page says about the runner before the websocket tells, read from the lease:
     "running", "offline" (held but not renewed in time) or "idle" (the ``cluster.status``
     message's fields)."""
-    # Imported here: the worker package imports the consumers, which import this module.
-    from worker.runner import RUNNER_OFFLINE, lease_state
-
-    state = lease_state(cluster_id=cluster_id)
-    if state == RUNNER_OFFLINE:
+    state = selectors.lease_state(cluster_id=cluster_id)
+    if state == selectors.RUNNER_OFFLINE:
         return {"runner": state, "stopped": "the runner stopped renewing its lease"}
     return {"runner": state}
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from webui import trace_views
+from webui import profile_views, trace_views
 
 urlpatterns = [
     path("clusters/<int:cluster_id>/cycles/<int:number>/", trace_views.cycle, name="cycle"),
@@ -11,5 +11,5 @@ urlpatterns = [
         trace_views.pod,
         name="pod",
     ),
-    path("clusters/<int:cluster_id>/profiles/", trace_views.profiles, name="profiles"),
+    path("clusters/<int:cluster_id>/profiles/", profile_views.profiles, name="profiles"),
 ]

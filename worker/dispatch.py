@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from schedviz.cluster import selectors
 from schedviz.cluster.models import Change
 from worker import runner
 from worker.publish import Publisher
@@ -36,7 +37,7 @@ _again: set[int] = set()
 def ensure_runner(cluster_id: int) -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         _ensure_thread(cluster_id)
-    elif not runner.lease_held(cluster_id=cluster_id):
+    elif not selectors.lease_held(cluster_id=cluster_id):
         # A live runner follows the change log and sees the change itself.
         from worker.tasks import run_cluster
 
@@ -90,7 +91,7 @@ def _run_in_thread(cluster_id: int, loop: asyncio.AbstractEventLoop | None) -> N
                 if result.stopped == runner.STOP_HELD:
                     # One process schedules everything here: the holder is most likely this
                     # server's previous life. Its lease expires; try once more then.
-                    time.sleep(runner.seconds_until_held_leases_expire(cluster_id) + 0.5)
+                    time.sleep(selectors.seconds_until_held_leases_expire(cluster_id) + 0.5)
                     result = runner.run_cluster(cluster_id, publisher=publisher)
             except Exception:
                 logger.exception("the runner of cluster %s failed", cluster_id)

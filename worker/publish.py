@@ -1,6 +1,7 @@
 """What a runner tells the browsers watching its cluster, through the channel layer.
 
-Messages go to the group ``cluster-<id>`` (webui/consumers.py forwards them as they are):
+Messages go to the cluster's group (schedviz/cluster/live.py, the contract the consumer of
+webui/consumers.py reads):
 ``cluster.cycles`` (cycle summaries, batched), ``cluster.queue`` (the scheduling queue, at most
 one message per ``QUEUE_INTERVAL``; intermediate states are dropped, the latest is kept),
 ``cluster.status`` (the runner's state) and ``cluster.debug`` (the step debugger moved). A fast
@@ -28,8 +29,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
-from schedviz.scheduler.trace import CycleTrace
-from webui.consumers import group_name
+from schedviz.cluster import live
 
 logger = logging.getLogger(__name__)
 
@@ -47,19 +47,6 @@ PUBLISH_RETRY_SECONDS = 1.0
 QueueState = Callable[[], tuple[dict[str, Any], int]]
 
 
-def cycle_summary(trace: CycleTrace) -> dict[str, Any]:
-    """The fields of a cycle (named as in docs/trace-format.md) a live list shows."""
-    return {
-        "cycle": trace.cycle,
-        "pod": trace.pod,
-        "result": trace.result,
-        "node": trace.selected_node or None,
-        "message": trace.message,
-        "attempt": trace.attempt,
-        "time": round(trace.time, 6),
-    }
-
-
 class Publisher:
     def __init__(
         self,
@@ -69,7 +56,7 @@ class Publisher:
         loop: asyncio.AbstractEventLoop | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.group = group_name(cluster_id)
+        self.group = live.group_name(cluster_id)
         self._layer = layer if layer is not None else get_channel_layer()
         self._main_loop = loop
         self._own_loop: asyncio.AbstractEventLoop | None = None
@@ -102,21 +89,19 @@ class Publisher:
         self._queue_state = state
 
     def status(self, runner: str, **extra: Any) -> None:
-        self._last_status = {"type": "cluster.status", "runner": runner, **extra}
+        self._last_status = live.status_message(runner, **extra)
         self._send(self._last_status)
 
     def debug(self, **fields: Any) -> None:
         """The step debugger moved (a stop, a command taken, the cycle's end): sent at once,
         since the runner then waits for a person who reads it."""
-        self._send({"type": "cluster.debug", **fields})
+        self._send(live.debug_message(**fields))
 
     def flush(self, *, force: bool = False) -> None:
         """Sends what is due (everything with ``force``)."""
         now = self._clock()
         if self._cycles and (force or now - self._cycles_sent_at >= CYCLES_INTERVAL):
-            message: dict[str, Any] = {"type": "cluster.cycles", "cycles": self._cycles}
-            if self._dropped_cycles:
-                message["dropped"] = self._dropped_cycles
+            message = live.cycles_message(self._cycles, dropped=self._dropped_cycles)
             self._cycles, self._dropped_cycles = [], 0
             self._cycles_sent_at = now
             self._send(message)
@@ -124,7 +109,7 @@ class Publisher:
             queue, pending = self._queue_state()
             self._queue_state = None
             self._queue_sent_at = now
-            self._send({"type": "cluster.queue", "queue": queue, "pending": pending})
+            self._send(live.queue_message(queue, pending))
 
     def close(self) -> None:
         if self._own_loop is not None:

@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -41,7 +41,7 @@ from django.db import connection
 from django.db.models import F, Max
 from django.utils import timezone
 
-from schedviz.cluster import services
+from schedviz.cluster import live, selectors, services
 from schedviz.cluster.models import Cluster, Cycle, DebugSession, Lease
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
@@ -57,7 +57,7 @@ from worker.debugging import (
     RunnerDebugger,
     debug_session_abandon,
 )
-from worker.publish import QUEUE_LIST_LIMIT, Publisher, cycle_summary
+from worker.publish import QUEUE_LIST_LIMIT, Publisher
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +76,6 @@ BIND_WAIT = 0.05
 FOLLOW_INTERVAL = 0.02
 # Sleep between polls when there is nothing to do.
 IDLE_POLL = 0.02
-# Clocks of the machines of one deployment agree within this many seconds.
-CLOCK_SKEW_MARGIN = 1.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
 
@@ -127,19 +125,12 @@ def default_holder() -> str:
 # The lease (leader election)
 
 
-def _lease_expired(lease: Lease, now: datetime) -> bool:
-    return (
-        lease.renewed_at is None
-        or lease.renewed_at + timedelta(seconds=lease.duration_seconds) < now
-    )
-
-
 def lease_acquire(*, cluster_id: int, holder: str) -> bool:
     """Takes the cluster's lease if it is free, expired or ours: a compare-and-set on
     (holder, renewed_at), so of two runners racing for it exactly one wins."""
     lease, _ = Lease.objects.get_or_create(cluster_id=cluster_id)
     now = timezone.now()
-    if lease.holder and lease.holder != holder and not _lease_expired(lease, now):
+    if lease.holder and lease.holder != holder and not selectors.lease_expired(lease, now):
         return False
     won = Lease.objects.filter(
         cluster_id=cluster_id, holder=lease.holder, renewed_at=lease.renewed_at
@@ -160,7 +151,7 @@ def lease_fence(*, cluster_id: int, holder: str) -> bool:
     expired. The lease row stays locked until the write commits (PostgreSQL), so a takeover
     waits for it and the next holder lists the cluster with that write in it."""
     lease = Lease.objects.select_for_update().filter(cluster_id=cluster_id, holder=holder).first()
-    return lease is not None and not _lease_expired(lease, timezone.now())
+    return lease is not None and not selectors.lease_expired(lease, timezone.now())
 
 
 def lease_release(*, cluster_id: int, holder: str) -> None:
@@ -168,78 +159,6 @@ def lease_release(*, cluster_id: int, holder: str) -> None:
     Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(
         holder="", renewed_at=timezone.now()
     )
-
-
-def lease_held(*, cluster_id: int) -> bool:
-    """Whether a runner holds the cluster's lease and has renewed it in time."""
-    lease = Lease.objects.filter(cluster_id=cluster_id).first()
-    return lease is not None and bool(lease.holder) and not _lease_expired(lease, timezone.now())
-
-
-RUNNER_RUNNING, RUNNER_IDLE, RUNNER_OFFLINE = "running", "idle", "offline"
-
-
-def lease_state(*, cluster_id: int) -> str:
-    """What the dashboard says of the cluster's runner, from the lease alone (a dead runner
-    sends nothing): running (held, renewed in time), offline (held, but not renewed in time:
-    its runner died or hangs, until another takes over) or idle (no holder)."""
-    lease = Lease.objects.filter(cluster_id=cluster_id).first()
-    if lease is None or not lease.holder:
-        return RUNNER_IDLE
-    return RUNNER_OFFLINE if _lease_expired(lease, timezone.now()) else RUNNER_RUNNING
-
-
-def ran_since(*, cluster_id: int, when: datetime) -> bool:
-    """Whether a runner gave the lease up after ``when`` (with a margin for clock skew between
-    machines). Having looked for new changes after giving it up, that runner saw every change
-    committed before ``when``."""
-    lease = Lease.objects.filter(cluster_id=cluster_id).first()
-    return (
-        lease is not None
-        and not lease.holder
-        and lease.renewed_at is not None
-        and lease.renewed_at > when + timedelta(seconds=CLOCK_SKEW_MARGIN)
-    )
-
-
-def orphaned_clusters() -> list[int]:
-    """Clusters whose runner died holding the lease: it has a holder but has expired."""
-    now = timezone.now()
-    return [
-        lease.cluster_id for lease in Lease.objects.exclude(holder="") if _lease_expired(lease, now)
-    ]
-
-
-def stranded_clusters() -> list[int]:
-    """Clusters with a change committed after their last runner stopped (or never run): the task
-    that would have run them was lost, sent while the broker was down or queued in a Redis that
-    restarted."""
-    rows = (
-        Cluster.objects.annotate(last_change=Max("changes__created_at"))
-        .filter(last_change__isnull=False)
-        .values_list("pk", "last_change", "lease__holder", "lease__renewed_at")
-    )
-    return [
-        cluster_id
-        for cluster_id, last_change, holder, released_at in rows
-        if not holder and (released_at is None or last_change > released_at)
-    ]
-
-
-def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:
-    """How long until every lease held now (of one cluster, or all) has expired unless
-    renewed."""
-    now = timezone.now()
-    leases = Lease.objects.exclude(holder="")
-    if cluster_id is not None:
-        leases = leases.filter(cluster_id=cluster_id)
-    remaining = [
-        lease.duration_seconds
-        if lease.renewed_at is None
-        else (lease.renewed_at - now).total_seconds() + lease.duration_seconds
-        for lease in leases
-    ]
-    return max([0.0, *remaining])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +190,7 @@ def run_cluster(
     lease; returns at once when another live runner holds it, or when a runner has run and
     stopped since ``requested_at`` (a task that waited in the queue behind another)."""
     result = RunResult(cluster_id, holder or default_holder())
-    if requested_at is not None and ran_since(cluster_id=cluster_id, when=requested_at):
+    if requested_at is not None and selectors.ran_since(cluster_id=cluster_id, when=requested_at):
         result.stopped = STOP_UP_TO_DATE
         return result
     deadline = time.monotonic() + max_seconds if max_seconds is not None else None
@@ -689,7 +608,7 @@ class _Session:
             return  # its bind may or may not have committed: the next list tells
         # A cycle held at Permit is emitted again with its outcome: the latest one is kept.
         self.pending[trace.cycle] = trace
-        self.publisher.cycle(cycle_summary(trace))
+        self.publisher.cycle(live.cycle_summary(trace))
 
     def _offer_queue(self) -> None:
         queue = self.scheduler.queue

@@ -16,6 +16,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
+from schedviz.cluster import selectors
 from worker import compare, dispatch, runner
 
 
@@ -44,7 +45,7 @@ def run_compare_variant(variant_id: int) -> dict[str, Any]:
 
 @shared_task
 def resume_orphaned_clusters() -> list[int]:
-    clusters = runner.orphaned_clusters() + runner.stranded_clusters()
+    clusters = selectors.orphaned_clusters() + selectors.stranded_clusters()
     for cluster_id in clusters:
         dispatch.ensure_runner(cluster_id)
     return clusters
@@ -53,5 +54,5 @@ def resume_orphaned_clusters() -> list[int]:
 @worker_ready.connect
 def _resume_after_start(**_: Any) -> None:
     # A worker that was killed and restarted finds its own old leases still held.
-    countdown = runner.seconds_until_held_leases_expire() + 1.0
+    countdown = selectors.seconds_until_held_leases_expire() + 1.0
     resume_orphaned_clusters.apply_async(countdown=countdown)

@@ -137,7 +137,7 @@ of its own, and the real kube-scheduler on the same workload just before; the pa
 `schedviz/bench/report.py`). **engine**: the scheduler alone, every cycle's trace encoded as
 the live system stores it (`trace_codec.encode`, docs/trace-format.md "Storage") inside the
 timed cycle (`schedviz/bench/runner.py`). **e2e**: the whole live loop
-(`schedviz/bench/e2e.py`): a cluster in the database, objects sent through the services as
+(`worker/bench_e2e.py`): a cluster in the database, objects sent through the services as
 JSON, the runner binding through the database and writing Cycle rows, 10 websocket clients
 connected to the cluster's group. The workloads, their templates and counts are described in
 `schedviz/bench/workloads.py`.
@@ -162,6 +162,41 @@ documented JSON it reads back as, sampled on every 100th cycle. *clients*: e2e, 
 websocket clients times the messages each received, and the stored cycles a client got neither
 a summary of nor a count as coalesced (lost). *load* and *Go load*: the machine's 1-minute load
 average when the schedviz run and the Go run started (2 cores, shared).
+"""
+
+# Written under every report (the way the e2e mode runs; worker/bench_e2e.py says the same).
+HOW_E2E_RUNS = """
+### How e2e runs
+
+`worker/bench_e2e.py`, in one process, the way the embedded server runs:
+
+- **database**: the configured one; here SQLite (a fresh file per run, WAL, `synchronous=NORMAL`,
+  the embedded default). `DATABASE_URL` (PostgreSQL) was not measured.
+- **writes**: nodes and init pods in one apply, the measured pods in batches of 500 and each
+  churn pod on its own, as JSON `kind: List` text to `services.manifests_apply` (the service of
+  `POST /api/clusters/<id>/apply`: parsing, validation, admission, rows and Change rows), called
+  from the server's event loop through `sync_to_async` as a request is. The creation of the
+  measured pods is inside the timed phase, as upstream's `createPods` is.
+- **runner**: started by `worker/dispatch.py` on the first commit, as a request starts it: a
+  thread of the process publishing through the server's loop; live clock at speed 1. It binds
+  through `services.pod_bind` (compare-and-set; several pods' binds group-committed in one
+  lease-fenced transaction, docs/live-system.md "Binding"), writes Cycle rows in batches (every
+  50 cycles or 200 ms: `trace_codec.encode`, and a `NodeOrder` row the first time a node order
+  is seen) and publishes.
+- **10 websocket clients**: real ASGI connections to `schedviz.asgi.application` (origin check,
+  session auth, URL router, `webui.consumers.ClusterConsumer`) on the server's event loop, with
+  `?format=json` as scripts connect; no TCP socket or websocket framing, and not the dashboard's
+  HTML format (which re-renders node cards per browser and is not measured here). The in-memory
+  channel layer carries the group messages. Each client counts what it receives; *lost* counts
+  stored cycles a client got neither a summary of nor a count as coalesced by the publisher: 0 in
+  every run (the publisher coalesced nothing either: fewer than 200 cycles per 250 ms).
+- **timing**: from sending the first batch of measured pods until the database holds no unbound
+  measured pod (polled every 50 ms). Cycle latency is `Cycle.duration_seconds` (pop to end of
+  binding, the bind transaction included, the trace's encoding not); engine's includes the
+  trace's encoding and no database.
+- **peak RSS** is the whole process: server loop, consumers, runner, and the workload built in
+  memory. In distributed mode (`REDIS_URL`) the runner would be a Celery worker's and its memory
+  not counted; not measured here.
 """
 
 COLUMNS = (
@@ -269,9 +304,11 @@ def main(argv: list[str] | None = None) -> int:
         note=args.note,
     )
     if args.append and args.out.exists():
-        args.out.write_text(args.out.read_text() + text)
+        before = args.out.read_text()
+        kept, _, _ = before.partition(HOW_E2E_RUNS)
+        args.out.write_text(kept + text + HOW_E2E_RUNS)
     else:
-        args.out.write_text(HEADER + "\n" + machine_line() + text)
+        args.out.write_text(HEADER + "\n" + machine_line() + text + HOW_E2E_RUNS)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -4,7 +4,7 @@ Before a cycle runs (the cluster paused) the learner guesses the node a pending 
 that it fits nowhere (``prediction_create``). Once the pod's next cycle has run, the guess is
 revealed against that cycle's trace (``predictions_reveal``): the cycle's number and whether the
 guess was right are stored, and ``schedviz.scheduler.prediction.reveal`` says where it went wrong.
-Writes are services (one transaction each), reads are selectors, as in ``services.py`` and
+Writes are services (one transaction each), reads are selectors, as in ``services`` and
 ``selectors.py``.
 """
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Q, QuerySet
+from django.db.models import Max, Q, QuerySet
+from django.utils import timezone
 
 from schedviz.cluster.models import (
     ApiToken,
@@ -20,6 +22,7 @@ from schedviz.cluster.models import (
     Cycle,
     DebugSession,
     Event,
+    Lease,
     Node,
     Pod,
     Profile,
@@ -259,3 +262,89 @@ def latest_resource_version(*, cluster: Cluster) -> int:
 def debug_session_get(*, cluster: Cluster) -> DebugSession | None:
     """The cluster's debugger session (the last one, when none is active), if any."""
     return DebugSession.objects.filter(cluster=cluster).first()
+
+
+# ---------------------------------------------------------------------------------------------
+# The lease (leader election): who runs the cluster, read from its Lease row
+
+# Clocks of the machines of one deployment agree within this many seconds.
+CLOCK_SKEW_MARGIN = 1.0
+
+
+def lease_expired(lease: Lease, now: datetime) -> bool:
+    return (
+        lease.renewed_at is None
+        or lease.renewed_at + timedelta(seconds=lease.duration_seconds) < now
+    )
+
+
+def lease_held(*, cluster_id: int) -> bool:
+    """Whether a runner holds the cluster's lease and has renewed it in time."""
+    lease = Lease.objects.filter(cluster_id=cluster_id).first()
+    return lease is not None and bool(lease.holder) and not lease_expired(lease, timezone.now())
+
+
+RUNNER_RUNNING, RUNNER_IDLE, RUNNER_OFFLINE = "running", "idle", "offline"
+
+
+def lease_state(*, cluster_id: int) -> str:
+    """What the dashboard says of the cluster's runner, from the lease alone (a dead runner
+    sends nothing): running (held, renewed in time), offline (held, but not renewed in time:
+    its runner died or hangs, until another takes over) or idle (no holder)."""
+    lease = Lease.objects.filter(cluster_id=cluster_id).first()
+    if lease is None or not lease.holder:
+        return RUNNER_IDLE
+    return RUNNER_OFFLINE if lease_expired(lease, timezone.now()) else RUNNER_RUNNING
+
+
+def ran_since(*, cluster_id: int, when: datetime) -> bool:
+    """Whether a runner gave the lease up after ``when`` (with a margin for clock skew between
+    machines). Having looked for new changes after giving it up, that runner saw every change
+    committed before ``when``."""
+    lease = Lease.objects.filter(cluster_id=cluster_id).first()
+    return (
+        lease is not None
+        and not lease.holder
+        and lease.renewed_at is not None
+        and lease.renewed_at > when + timedelta(seconds=CLOCK_SKEW_MARGIN)
+    )
+
+
+def orphaned_clusters() -> list[int]:
+    """Clusters whose runner died holding the lease: it has a holder but has expired."""
+    now = timezone.now()
+    return [
+        lease.cluster_id for lease in Lease.objects.exclude(holder="") if lease_expired(lease, now)
+    ]
+
+
+def stranded_clusters() -> list[int]:
+    """Clusters with a change committed after their last runner stopped (or never run): the task
+    that would have run them was lost, sent while the broker was down or queued in a Redis that
+    restarted."""
+    rows = (
+        Cluster.objects.annotate(last_change=Max("changes__created_at"))
+        .filter(last_change__isnull=False)
+        .values_list("pk", "last_change", "lease__holder", "lease__renewed_at")
+    )
+    return [
+        cluster_id
+        for cluster_id, last_change, holder, released_at in rows
+        if not holder and (released_at is None or last_change > released_at)
+    ]
+
+
+def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:
+    """How long until every lease held now (of one cluster, or all) has expired unless
+    renewed."""
+    now = timezone.now()
+    leases = Lease.objects.exclude(holder="")
+    if cluster_id is not None:
+        leases = leases.filter(cluster_id=cluster_id)
+    remaining = [
+        lease.duration_seconds
+        if lease.renewed_at is None
+        else (lease.renewed_at - now).total_seconds() + lease.duration_seconds
+        for lease in leases
+    ]
+    return max([0.0, *remaining])

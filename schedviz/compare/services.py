@@ -15,7 +15,6 @@ again.
 from __future__ import annotations
 
 import copy
-import importlib
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,17 +22,19 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from schedviz.cluster.models import KIND_MODELS, Cluster, NamespacedResource
 from schedviz.cluster.services import KIND_ORDER, ServiceError, scheduler_config_document
-from schedviz.compare import engine
+from schedviz.compare import engine, ports
 from schedviz.compare.models import CompareRun, CompareVariant
 from schedviz.kube.errors import LocatedError, ManifestError, go_quote
 from schedviz.kube.load import Manifests, load_manifests
 from schedviz.kube.objects import Node, Pod
+from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.v1 import ConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
 from schedviz.scheduler.simulator import new_simulation
@@ -142,7 +143,7 @@ def _pasted_workload(text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 def _check_configuration(document: Mapping[str, Any], where: str) -> None:
     try:
         config = engine.decode(document)
-        new_simulation(Manifests(), config=config)
+        new_simulation(Manifests(), registry=new_registry(), config=config)
     except ConfigError as error:
         raise ServiceError([f"{where}: {message}" for message in error.errors]) from None
     except FrameworkError as error:
@@ -247,11 +248,7 @@ def _variants(
 
 
 def _start_on_commit(run_id: int) -> None:
-    def start() -> None:
-        # Imported when needed: the worker package imports these services.
-        importlib.import_module("worker.compare").start_run(run_id)
-
-    transaction.on_commit(start)
+    transaction.on_commit(lambda: ports.start_run(run_id))
 
 
 def compare_run_create(
@@ -265,8 +262,15 @@ def compare_run_create(
 ) -> CompareRun:
     """A new run of the variants over the workload, its tasks sent once committed.
 
-    Raises ServiceError naming the field of every problem; nothing is saved then.
+    Raises ServiceError naming the field of every problem; nothing is saved then. Raises
+    ImproperlyConfigured when nothing here can execute a run (no worker app registered a run
+    starter, schedviz/compare/ports.py).
     """
+    if not ports.run_starter_registered():
+        raise ImproperlyConfigured(
+            "no run starter is registered (schedviz.compare.ports): comparison runs need the"
+            " worker app in INSTALLED_APPS"
+        )
     if source == CompareRun.Source.CLUSTER:
         workload = cluster_workload(cluster=cluster)
         base = scheduler_config_document(cluster=cluster)

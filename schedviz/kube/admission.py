@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from schedviz.kube.decode import SYSTEM_PRIORITY_CLASSES
+from schedviz.kube.decode.policy import SYSTEM_PRIORITY_CLASSES
 from schedviz.kube.errors import ForbiddenError, LocatedError, ManifestError
 from schedviz.kube.objects import PREEMPT_LOWER_PRIORITY, Pod, PriorityClass
 

@@ -4,6 +4,12 @@ This is what ``manage.py simulate`` runs. Pods that name a node are already runn
 are admitted (priority from their PriorityClass) and scheduled until no pod can make progress
 without a new cluster event. Time is virtual: backoffs and flushes happen instantly and the same
 input with the same seed always gives the same trace.
+
+The plugins are the in-tree ones unless the caller passes a ``registry``: like pkg/scheduler, the
+engine knows nothing of out-of-tree plugins. What schedviz builds with them (the in-tree plugins
+plus ``schedviz.outoftree``, as a custom kube-scheduler build passes ``app.WithPlugin``) is the
+caller's choice: ``manage.py simulate``, the simulation page and the comparisons pass
+``schedviz.outoftree.registry.new_registry()``.
 """
 
 from __future__ import annotations
@@ -14,10 +20,10 @@ from typing import Any
 from schedviz.kube.admission import admit_pods
 from schedviz.kube.load import Manifests
 from schedviz.kube.objects import KubeObject, Pod, PriorityClass
-from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import decode_configuration, default_configuration
 from schedviz.scheduler.clock import VirtualClock
+from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore
@@ -91,7 +97,7 @@ def new_simulation(
     capture_queue: bool = True,
     extender_allowed_hosts: frozenset[str] | None = None,
 ) -> Simulation:
-    registry = registry if registry is not None else new_registry()
+    registry = registry if registry is not None else new_in_tree_registry()
     if config is None:
         config = configuration_from(manifests, registry)
     clock = VirtualClock()

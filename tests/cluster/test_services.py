@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-import types
+from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
@@ -11,7 +10,7 @@ import pytest
 import yaml
 from django.db import transaction
 
-from schedviz.cluster import services
+from schedviz.cluster import ports, services
 from schedviz.cluster.models import (
     Change,
     Cluster,
@@ -472,7 +471,7 @@ def test_bind_that_loses_the_race_after_reading_fails_and_writes_nothing(cluster
     services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name="n1")
     changes = Change.objects.count()
     with (
-        mock.patch.object(services, "_pod_for_update", return_value=stale),
+        mock.patch.object(services.updates, "_pod_for_update", return_value=stale),
         pytest.raises(BindConflict, match='already assigned to node "n1"'),
     ):
         services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name="n2")
@@ -642,21 +641,50 @@ def test_export_applied_to_an_empty_cluster_reproduces_it(cluster: Cluster) -> N
 # --------------------------------------------------------------------------------- runners
 
 
+@pytest.fixture
+def runner_starter() -> Iterator[mock.Mock]:
+    """A runner starter registered in the port in place of the worker's."""
+    starter = mock.Mock()
+    previous = ports.register_runner_starter(starter)
+    yield starter
+    ports.register_runner_starter(previous)
+
+
 def test_runner_is_started_after_commit_only(
+    cluster: Cluster,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+    runner_starter: mock.Mock,
+) -> None:
+    settings.SCHEDVIZ_START_RUNNERS = True
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        services.manifests_apply(cluster=cluster, text=node("n1"))
+        services.cluster_step(cluster=cluster)
+        runner_starter.assert_not_called()
+    assert len(callbacks) == 2
+    assert runner_starter.call_args_list == [mock.call(cluster.id)] * 2
+
+
+def test_without_a_registered_runner_starter_a_write_still_commits(
     cluster: Cluster, settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     settings.SCHEDVIZ_START_RUNNERS = True
-    ensure_runner = mock.Mock()
-    dispatch = types.SimpleNamespace(ensure_runner=ensure_runner)
-    with (
-        mock.patch.dict(sys.modules, {"worker.dispatch": dispatch}),
-        django_capture_on_commit_callbacks(execute=True) as callbacks,
-    ):
-        services.manifests_apply(cluster=cluster, text=node("n1"))
-        services.cluster_step(cluster=cluster)
-        ensure_runner.assert_not_called()
-    assert len(callbacks) == 2
-    assert ensure_runner.call_args_list == [mock.call(cluster.id)] * 2
+    previous = ports.register_runner_starter(None)
+    try:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            services.manifests_apply(cluster=cluster, text=node("n1"))
+    finally:
+        ports.register_runner_starter(previous)
+    assert len(callbacks) == 1
+    assert Node.objects.filter(cluster=cluster, name="n1").exists()
+
+
+def test_the_worker_app_registers_its_runner_starter() -> None:
+    from worker import dispatch
+
+    previous = ports.register_runner_starter(None)
+    ports.register_runner_starter(previous)
+    assert previous is dispatch.ensure_runner
 
 
 def test_scheduler_writes_do_not_start_runners(cluster: Cluster, settings: Any) -> None:
@@ -681,7 +709,7 @@ def test_concurrent_binds_of_one_pod_bind_it_once(settings: Any) -> None:
     cluster = services.cluster_create(name="race")
     services.manifests_apply(cluster=cluster, text=docs(node("n1"), node("n2"), pod("p1")))
     both_read = threading.Barrier(2, timeout=10)
-    read = services._pod_for_update
+    read = services.updates._pod_for_update
 
     def read_then_wait(*args: Any) -> Pod:
         row = read(*args)
@@ -701,7 +729,7 @@ def test_concurrent_binds_of_one_pod_bind_it_once(settings: Any) -> None:
         finally:
             connections.close_all()
 
-    with mock.patch.object(services, "_pod_for_update", read_then_wait):
+    with mock.patch.object(services.updates, "_pod_for_update", read_then_wait):
         threads = [threading.Thread(target=bind, args=(n,)) for n in ("n1", "n2")]
         for thread in threads:
             thread.start()

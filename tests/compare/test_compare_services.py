@@ -4,14 +4,16 @@ owned by their attempt."""
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
 
 from schedviz.cluster import services as cluster_services
 from schedviz.cluster.models import Cluster
 from schedviz.cluster.services import ServiceError
-from schedviz.compare import services
+from schedviz.compare import ports, services
 from schedviz.compare.models import CompareRun, CompareVariant
 from schedviz.compare.services import VariantSpec
 
@@ -71,6 +73,50 @@ def test_a_run_of_two_profiles_is_saved_with_each_variants_configuration(
     assert run.seed == two_profile_cluster.seed
     kinds = [m["kind"] for m in run.manifests]
     assert kinds.count("Node") == 2 and kinds.count("Pod") == 5
+
+
+def test_a_committed_run_is_handed_to_the_registered_run_starter(
+    two_profile_cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    starter = mock.Mock()
+    previous = ports.register_run_starter(starter)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            run = services.compare_run_create(
+                cluster=two_profile_cluster,
+                variants=[
+                    VariantSpec(name="spread", profile="default-scheduler"),
+                    VariantSpec(name="pack", profile="packer"),
+                ],
+            )
+            starter.assert_not_called()
+    finally:
+        ports.register_run_starter(previous)
+    assert starter.call_args_list == [mock.call(run.id)]
+
+
+def test_without_a_run_starter_no_run_is_created(two_profile_cluster: Cluster) -> None:
+    previous = ports.register_run_starter(None)
+    try:
+        with pytest.raises(ImproperlyConfigured, match="worker app"):
+            services.compare_run_create(
+                cluster=two_profile_cluster,
+                variants=[
+                    VariantSpec(name="spread", profile="default-scheduler"),
+                    VariantSpec(name="pack", profile="packer"),
+                ],
+            )
+    finally:
+        ports.register_run_starter(previous)
+    assert not CompareRun.objects.exists()
+
+
+def test_the_worker_app_registers_its_run_starter() -> None:
+    from worker import compare
+
+    previous = ports.register_run_starter(None)
+    ports.register_run_starter(previous)
+    assert previous is compare.start_run
 
 
 def test_pods_the_scheduler_placed_are_pending_again_and_pods_created_bound_stay(

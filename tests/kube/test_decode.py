@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 import yaml
 
-from schedviz.kube.decode import canonical_quantity, decode_object
+from schedviz.kube.decode import decode_object
+from schedviz.kube.decode.quantities import canonical_quantity
 from schedviz.kube.errors import DocumentError, InvalidObjectError
 from schedviz.kube.objects import (
     CSINode,

@@ -650,7 +650,7 @@ spec:
   containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
 """
         )
-    simulation = new_simulation(load_manifests("---".join(documents)))
+    simulation = new_simulation(load_manifests("---".join(documents)), registry=new_registry())
     simulation.run()
     return simulation
 

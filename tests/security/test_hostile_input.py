@@ -17,8 +17,8 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 
 from schedviz.cluster import services
+from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Change, Cluster, Cycle, Namespace, Node, Pod, Profile
-from webui.consumers import group_name
 from webui.routing import websocket_urlpatterns
 
 

@@ -18,8 +18,8 @@ from django.urls import reverse
 from test_web_escaping import MANIFESTS, NODE, POD, RTL, SCRIPT, assert_escaped
 
 from schedviz.cluster import predictions, services
+from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Cluster, Prediction
-from webui.consumers import group_name
 from webui.routing import websocket_urlpatterns
 from worker.runner import run_cluster
 

@@ -20,8 +20,8 @@ from django.test import Client
 from django.urls import reverse
 
 from schedviz.cluster import exports, services
+from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Cluster, Cycle
-from webui.consumers import group_name
 from webui.routing import websocket_urlpatterns
 from worker.runner import run_cluster
 

@@ -15,9 +15,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.utils import timezone
 
 from schedviz.cluster import services
+from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Cluster, Lease
 from webui import consumers
-from webui.consumers import group_name
 from webui.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)

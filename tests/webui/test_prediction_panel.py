@@ -13,8 +13,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from schedviz.cluster import lessons, predictions, services
+from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Cluster
-from webui.consumers import group_name
 from webui.prediction_panel import active_head, predict_context, predict_fragment
 from webui.routing import websocket_urlpatterns
 from worker.runner import run_cluster

@@ -19,7 +19,7 @@ from schedviz.cluster import selectors, services
 from schedviz.cluster.models import Cluster, Cycle, Profile
 from schedviz.outoftree.registry import new_registry
 from webui.templatetags.trace_tags import OUT_OF_TREE_SOURCES, PLUGIN_SOURCES, plugin_module
-from webui.trace_views import PAGE_SIZE
+from webui.trace_tables import PAGE_SIZE
 from worker.runner import run_cluster
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -305,7 +305,7 @@ def test_a_redis_restart_mid_run_loses_no_scheduling_and_messages_flow_again(
 ) -> None:
     from channels_redis.core import RedisChannelLayer
 
-    from webui.consumers import group_name
+    from schedviz.cluster.live import group_name
 
     first = services.cluster_create(name="during", clock_mode=Cluster.ClockMode.VIRTUAL)
     services.manifests_apply(cluster=first, text=manifests(20, 400))

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+from schedviz.cluster.live import cycle_summary
 from schedviz.scheduler.trace import CycleTrace
 from worker.publish import (
     CYCLES_PER_MESSAGE,
@@ -14,7 +15,6 @@ from worker.publish import (
     QUEUE_INTERVAL,
     Publisher,
     QueueState,
-    cycle_summary,
 )
 
 
@@ -61,18 +61,6 @@ def test_it_sends_to_the_clusters_group() -> None:
     pub, layer, _ = publisher()
     pub.status("running")
     assert layer.sent == [("cluster-7", {"type": "cluster.status", "runner": "running"})]
-
-
-def test_a_summary_has_the_fields_a_live_list_shows() -> None:
-    assert cycle_summary(trace(3)) == {
-        "cycle": 3,
-        "pod": "default/p3",
-        "result": "Scheduled",
-        "node": "n1",
-        "message": "ok",
-        "attempt": 1,
-        "time": 0.5,
-    }
 
 
 def test_queue_states_offered_within_an_interval_become_one_message_with_the_latest() -> None:

@@ -19,6 +19,7 @@ from runner_fixtures import RunnerThread, manifests, wait_until
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
+from schedviz.cluster.selectors import stranded_clusters
 from schedviz.scheduler.framework.interface import Code
 from worker import runner
 from worker.db_store import DatabaseStore
@@ -29,7 +30,6 @@ from worker.runner import (
     STOP_MAX_CYCLES,
     lease_acquire,
     run_cluster,
-    stranded_clusters,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)

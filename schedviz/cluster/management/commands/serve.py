@@ -2,7 +2,8 @@
 
 Migrates the database, loads the built-in demo cluster when the database has no cluster yet,
 restarts the scheduler of every cluster that has pods waiting (a runner only starts on a change,
-and a restarted server has seen none), prints the URL, and serves HTTP and websockets with
+and a restarted server has seen none; through the port the worker app registers,
+schedviz/cluster/ports.py), prints the URL, and serves HTTP and websockets with
 Daphne, static files included.
 """
 
@@ -15,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from schedviz.cluster import services
+from schedviz.cluster import ports, services
 from schedviz.cluster.models import Cluster, Pod
 from schedviz.demo import DEMO_CLUSTER
 
@@ -46,8 +47,6 @@ class Command(BaseCommand):
         call_command("runserver", f"{host}:{port}", use_reloader=False, insecure_serving=True)
 
     def _resume_waiting_clusters(self) -> None:
-        from worker import dispatch
-
         waiting = Pod.objects.filter(node_name="").values_list("cluster_id", flat=True).distinct()
         for cluster_id in waiting:
-            dispatch.ensure_runner(cluster_id)
+            ports.start_runner(cluster_id)

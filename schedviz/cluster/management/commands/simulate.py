@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from schedviz.kube.errors import ManifestError
 from schedviz.kube.load import load_files
+from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.validation import ConfigError
 from schedviz.scheduler.extender import ExtenderConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
@@ -44,6 +45,7 @@ class Command(BaseCommand):
             simulation = new_simulation(
                 manifests,
                 seed=options["seed"],
+                registry=new_registry(),
                 extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
             )
         except (

@@ -18,8 +18,10 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from schedviz.kube import errors as fe
-from schedviz.kube.decode import child, is_extended_resource, is_qualified_name
-from schedviz.kube.decode import validate_label_name as kube_validate_label_name
+from schedviz.kube.decode.meta import validate_label_name as kube_validate_label_name
+from schedviz.kube.decode.reader import child
+from schedviz.kube.decode.resources import is_extended_resource
+from schedviz.kube.decode.validation import is_qualified_name
 from schedviz.kube.errors import Raw, aggregate_message, go_quote
 from schedviz.kube.nodeaffinity import NodeSelectorMatcher, PreferredSchedulingTerms
 from schedviz.kube.objects import NodeAffinity

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from schedviz.kube.decode import is_qualified_name
+from schedviz.kube.decode.validation import is_qualified_name
 from schedviz.kube.objects import (
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,

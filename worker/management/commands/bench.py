@@ -3,7 +3,7 @@
 workloads, measured.
 
 ``engine`` runs the scheduler alone with full traces (schedviz.bench.runner); ``e2e`` is the
-whole live loop (schedviz.bench.e2e: a cluster in the configured database, the runner, Cycle rows,
+whole live loop (worker/bench_e2e.py: a cluster in the configured database, the runner, Cycle rows,
 10 websocket clients), with the same JSON names plus its own (``target``, ``ws*``). Counts
 default to upstream's variant for the node count (5000 nodes unless told). An unknown workload,
 or an e2e run the live system cannot do (no runner starts, a refused apply), exits with status 2.
@@ -17,11 +17,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from schedviz.bench.e2e import TIME_LIMIT_SECONDS, E2EError, run_e2e
 from schedviz.bench.manifests import UnsupportedObjectError
 from schedviz.bench.runner import BenchResult, run_engine
 from schedviz.bench.workloads import DEFAULT_NODES, WORKLOADS
 from schedviz.cluster.services import ServiceError
+from worker.bench_e2e import TIME_LIMIT_SECONDS, E2EError, run_e2e
 
 
 def _throughput(result: BenchResult) -> str:

@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 from test_workloads import BENCH_JSON_KEYS
 
-from schedviz.bench import e2e
-from schedviz.bench.e2e import E2EError, run_e2e
 from schedviz.bench.workloads import WORKLOADS, Workload
 from schedviz.cluster.models import Change, Cluster, Cycle
 from schedviz.cluster.models import Pod as PodRow
+from worker import bench_e2e as e2e
+from worker.bench_e2e import E2EError, run_e2e
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("file_database")]
 

@@ -1,7 +1,8 @@
 """Running a benchmark workload through the whole live system (``manage.py bench --mode e2e``).
 
 The same workloads and the same measured phase as the engine mode (schedviz.bench.runner), but
-every step goes the way it goes when people use schedviz (docs/live-system.md):
+every step goes the way it goes when people use schedviz (docs/live-system.md); it lives in the
+worker app because it waits for the runner of this process (worker/dispatch.py):
 
 - a new cluster in the configured database (SQLite by default, ``DATABASE_URL`` when set), live
   clock at speed 1 (the wall clock, as upstream's), named uniquely and deleted afterwards;
@@ -52,18 +53,19 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
+from channels.routing import get_default_application
 from django.conf import settings
 from django.db import connection
 
 from schedviz.bench.manifests import UnsupportedObjectError, to_list_json
 from schedviz.bench.runner import JSON_SAMPLE_EVERY, BenchResult, measured_result
 from schedviz.bench.workloads import Workload
-from schedviz.cluster import services
+from schedviz.cluster import selectors, services
 from schedviz.cluster.models import Cluster, Cycle, NodeOrder
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.kube.objects import KubeObject, Pod
 from schedviz.scheduler.trace import RESULT_SCHEDULED
-from worker import dispatch, runner
+from worker import dispatch
 
 CLIENTS = 10
 MEASURED_BATCH = 500
@@ -231,8 +233,9 @@ class _E2ERun:
     # ------------------------------------------------------------------ phases
 
     def connect_clients(self) -> None:
-        from schedviz.asgi import application
-
+        # The deployment's ASGI application (settings.ASGI_APPLICATION, schedviz/asgi.py), as
+        # the server loads it: the worker names no page or consumer of the web UI.
+        application = get_default_application()
         self.clients = [
             WebsocketClient(application, self.cluster.pk, _origin())
             for _ in range(self.client_count)
@@ -313,7 +316,7 @@ class _E2ERun:
             services.cluster_set_run_state, cluster=self.cluster, run_state=Cluster.RunState.PAUSED
         ).result()
         deadline = time.monotonic() + float(settings.SCHEDVIZ_RUNNER_IDLE_SECONDS) + 60
-        while dispatch.runner_thread(self.cluster.pk) is not None or runner.lease_held(
+        while dispatch.runner_thread(self.cluster.pk) is not None or selectors.lease_held(
             cluster_id=self.cluster.pk
         ):
             if time.monotonic() > deadline:

@@ -1,0 +1,360 @@
+"""Applying manifests (``kubectl apply``): objects and the scheduler configuration, admitted,
+validated and written whole or not at all, each with its Change row.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from schedviz.cluster.models import (
+    KIND_MODELS,
+    Change,
+    Cluster,
+    KubeResource,
+    Profile,
+)
+from schedviz.cluster.models import Node as NodeRow
+from schedviz.cluster.models import Pod as PodRow
+from schedviz.cluster.services.clusters import _start_runner_on_commit
+from schedviz.cluster.services.errors import ServiceError
+from schedviz.cluster.services.stored import (
+    _QUALIFIED_RESOURCES,
+    _append_changes,
+    _carry_over,
+    _decode,
+    _lock,
+    _manager,
+    _manifest_errors,
+    _namespace_of,
+    _row_fields,
+    _rows_by_key,
+    _stored_manifest,
+    _type_name,
+    kind_of,
+)
+from schedviz.kube.admission import admit_pods, admit_priority_classes
+from schedviz.kube.decode import decode_object
+from schedviz.kube.errors import (
+    DocumentError,
+    InvalidObjectError,
+    ManifestError,
+    forbidden,
+    go_quote,
+)
+from schedviz.kube.load import (
+    SCHEDULER_CONFIG_KIND,
+    Manifests,
+    load_files,
+    load_manifests,
+)
+from schedviz.kube.objects import (
+    KubeObject,
+    Pod,
+    PriorityClass,
+)
+from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
+from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
+from schedviz.scheduler.framework.runtime.framework import FrameworkError
+from schedviz.scheduler.simulator import new_simulation
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedObject:
+    """What happened to one object, as ``kubectl apply`` reports it."""
+
+    kind: str
+    namespace: str
+    name: str
+    action: str  # created | configured | unchanged | deleted
+
+    @property
+    def line(self) -> str:
+        if self.action == "deleted":
+            return f"{_type_name(self.kind)} {go_quote(self.name)} deleted"
+        return f"{_type_name(self.kind)}/{self.name} {self.action}"
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "action": self.action,
+            "line": self.line,
+        }
+
+
+SCHEDULER_CONFIG_TYPE_NAME = "kubeschedulerconfiguration.kubescheduler.config.k8s.io"
+
+
+@dataclass(slots=True)
+class ApplyResult:
+    """Every object of the input with what was done to it, in input order."""
+
+    objects: list[AppliedObject] = field(default_factory=list)
+    # "configured" or "unchanged" when the input held a KubeSchedulerConfiguration.
+    scheduler_config: str = ""
+
+    @property
+    def lines(self) -> list[str]:
+        lines = [obj.line for obj in self.objects]
+        if self.scheduler_config:
+            lines.append(f"{SCHEDULER_CONFIG_TYPE_NAME} {self.scheduler_config}")
+        return lines
+
+
+@dataclass(slots=True)
+class _Write:
+    obj: KubeObject
+    manifest: dict[str, Any]
+    row: KubeResource | None  # the stored row, for an update
+
+
+def _admit(cluster: Cluster, objects: Sequence[KubeObject]) -> list[KubeObject]:
+    """The objects with pods admitted against the stored and the given PriorityClasses."""
+    given = [o for o in objects if isinstance(o, PriorityClass)]
+    given_names = {pc.name for pc in given}
+    stored: list[PriorityClass] = []
+    for row in _manager(KIND_MODELS["PriorityClass"]).filter(cluster=cluster):
+        if row.name not in given_names:
+            pc = decode_object(row.manifest)
+            assert isinstance(pc, PriorityClass)
+            stored.append(pc)
+    admit_priority_classes([*stored, *given])
+    pods = [o for o in objects if isinstance(o, Pod)]
+    admitted = iter(admit_pods(pods, [*stored, *given]))
+    return [next(admitted) if isinstance(o, Pod) else o for o in objects]
+
+
+def _node_name_forbidden(name: str, bound_to: str) -> str:
+    detail = f"pod updates may not change the node of a bound pod (bound to {go_quote(bound_to)})"
+    return str(InvalidObjectError("Pod", name, [forbidden("spec.nodeName", detail)]))
+
+
+def _plan_writes(
+    cluster: Cluster, objects: Sequence[KubeObject], *, create_only: bool
+) -> tuple[list[_Write], list[str]]:
+    """The write each object asks for (its stored form, and its row if it exists), and every
+    refusal."""
+    existing: dict[str, dict[str, KubeResource]] = {}
+    for kind in {kind_of(o) for o in objects}:
+        existing[kind] = _rows_by_key(
+            cluster, kind, (o.name for o in objects if kind_of(o) == kind)
+        )
+    writes: list[_Write] = []
+    errors: list[str] = []
+    for obj in objects:
+        kind = kind_of(obj)
+        row = existing[kind].get(obj.key)
+        manifest = _stored_manifest(obj)
+        if row is not None:
+            resource = _QUALIFIED_RESOURCES[kind]
+            if create_only:
+                errors.append(f"{resource} {go_quote(obj.name)} already exists")
+                continue
+            merged = _carry_over(row.manifest, manifest)
+            if merged != manifest:
+                manifest = merged
+                try:
+                    obj = decode_object(manifest)
+                except (InvalidObjectError, DocumentError) as error:
+                    errors.append(str(error))
+                    continue
+            bound_to = row.node_name if isinstance(row, PodRow) else ""
+            if bound_to and isinstance(obj, Pod) and obj.node_name != bound_to:
+                errors.append(_node_name_forbidden(obj.name, bound_to))
+                continue
+        writes.append(_Write(obj, manifest, row))
+    return writes, errors
+
+
+def _execute_writes(cluster: Cluster, writes: Sequence[_Write]) -> list[AppliedObject]:
+    """Writes the changed objects and their Change rows; reports every object."""
+    applied: list[AppliedObject] = []
+    changed: list[tuple[_Write, str]] = []
+    for write in writes:
+        kind = kind_of(write.obj)
+        namespace = _namespace_of(write.obj)
+        if write.row is None:
+            action = "created"
+        elif write.row.manifest == write.manifest:
+            action = "unchanged"
+        else:
+            action = "configured"
+        applied.append(AppliedObject(kind, namespace, write.obj.name, action))
+        if action != "unchanged":
+            changed.append(
+                (write, Change.Type.ADDED if write.row is None else Change.Type.MODIFIED)
+            )
+    changes = _append_changes(
+        cluster,
+        [
+            (kind_of(w.obj), _namespace_of(w.obj), w.obj.name, change_type, w.manifest)
+            for w, change_type in changed
+        ],
+    )
+    created: dict[str, list[KubeResource]] = {}
+    updated: dict[str, list[KubeResource]] = {}
+    updated_fields: dict[str, list[str]] = {}
+    for (write, _), change in zip(changed, changes, strict=True):
+        kind = kind_of(write.obj)
+        fields = _row_fields(write.obj)
+        if write.row is None:
+            row = KIND_MODELS[kind](
+                cluster=cluster, manifest=write.manifest, resource_version=change.id, **fields
+            )
+            created.setdefault(kind, []).append(row)
+        else:
+            row = write.row
+            for name, value in fields.items():
+                setattr(row, name, value)
+            row.manifest = write.manifest
+            row.resource_version = change.id
+            updated.setdefault(kind, []).append(row)
+            updated_fields[kind] = [*fields, "manifest", "resource_version"]
+    for kind, rows in created.items():
+        _manager(KIND_MODELS[kind]).bulk_create(rows)
+    for kind, rows in updated.items():
+        _manager(KIND_MODELS[kind]).bulk_update(rows, updated_fields[kind])
+    return applied
+
+
+def _scheduler_config_plan(
+    configs: Sequence[dict[str, Any]],
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The single KubeSchedulerConfiguration of an input, validated, or the reasons it is not."""
+    if not configs:
+        return None, []
+    if len(configs) > 1:
+        return None, [f"at most one KubeSchedulerConfiguration may be given, got {len(configs)}"]
+    try:
+        config = decode_configuration(configs[0], known_plugins=set(new_in_tree_registry()))
+    except ConfigError as error:
+        return None, [f"{SCHEDULER_CONFIG_KIND}: {message}" for message in error.errors]
+    try:
+        # A valid document can still name a plugin at a point it does not implement, or an
+        # extender host that is not allowed: build the scheduler once to find out now, not
+        # when a runner starts.
+        new_simulation(
+            Manifests(),
+            config=config,
+            capture_queue=False,
+            extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
+        )
+    except (FrameworkError, ValueError) as error:
+        return None, [f"{SCHEDULER_CONFIG_KIND}: {error}"]
+    return configs[0], []
+
+
+def _scheduler_config_store(cluster: Cluster, document: dict[str, Any]) -> str:
+    """Replaces the profiles and settings; "configured" or "unchanged"."""
+    config = decode_configuration(document, known_plugins=set(new_in_tree_registry()))
+    settings_fields = {
+        k: copy.deepcopy(v)
+        for k, v in document.items()
+        if k not in ("apiVersion", "kind", "profiles")
+    }
+    profiles = []
+    raw_profiles = document.get("profiles") or []
+    for position, (raw, decoded) in enumerate(zip(raw_profiles, config.profiles, strict=False)):
+        profile = copy.deepcopy(raw)
+        profile["schedulerName"] = decoded.scheduler_name
+        profiles.append(
+            Profile(
+                cluster=cluster,
+                scheduler_name=decoded.scheduler_name,
+                position=position,
+                config=profile,
+            )
+        )
+    current = [p.config for p in Profile.objects.filter(cluster=cluster)]
+    if current == [p.config for p in profiles] and cluster.scheduler_settings == settings_fields:
+        return "unchanged"
+    Profile.objects.filter(cluster=cluster).delete()
+    Profile.objects.bulk_create(profiles)
+    Cluster.objects.filter(id=cluster.id).update(scheduler_settings=settings_fields)
+    cluster.scheduler_settings = settings_fields
+    return "configured"
+
+
+_LIMITS = (
+    (NodeRow, "nodes", "SCHEDVIZ_MAX_NODES_PER_CLUSTER"),
+    (PodRow, "pods", "SCHEDVIZ_MAX_PODS_PER_CLUSTER"),
+)
+
+
+def _limit_errors(cluster: Cluster, writes: Sequence[_Write]) -> list[str]:
+    """The per-cluster limits the new objects would pass (updates add nothing)."""
+    errors = []
+    for model, plural, setting in _LIMITS:
+        new = sum(1 for w in writes if w.row is None and kind_of(w.obj) == model.__name__)
+        limit = getattr(settings, setting)
+        if new and (total := model.objects.filter(cluster=cluster).count() + new) > limit:
+            errors.append(
+                f"cluster {cluster.name} would have {total} {plural}; "
+                f"the limit is {limit} ({setting})"
+            )
+    return errors
+
+
+def _unstored_kinds(objects: Sequence[KubeObject]) -> list[str]:
+    kinds = dict.fromkeys(kind_of(o) for o in objects if kind_of(o) not in KIND_MODELS)
+    return [f"{kind} objects cannot be stored in a cluster (yet)" for kind in kinds]
+
+
+def _apply(cluster: Cluster, manifests: Manifests, *, create_only: bool = False) -> ApplyResult:
+    config_document, errors = _scheduler_config_plan(manifests.scheduler_configs)
+    errors = _unstored_kinds(manifests.objects) + errors
+    if errors:
+        raise ServiceError(errors)
+    with transaction.atomic():
+        _lock(cluster)
+        try:
+            objects = _admit(cluster, manifests.objects)
+        except ManifestError as error:
+            raise ServiceError(_manifest_errors(error)) from None
+        writes, errors = _plan_writes(cluster, objects, create_only=create_only)
+        errors += _limit_errors(cluster, writes)
+        if errors:
+            raise ServiceError(errors)
+        result = ApplyResult(objects=_execute_writes(cluster, writes))
+        if config_document is not None:
+            result.scheduler_config = _scheduler_config_store(cluster, config_document)
+        _start_runner_on_commit(cluster.id)
+    return result
+
+
+def manifests_apply(*, cluster: Cluster, text: str, source: str = "<input>") -> ApplyResult:
+    """``kubectl apply -f``: creates or replaces every object of the YAML/JSON text, all or none.
+
+    A KubeSchedulerConfiguration in the text replaces the cluster's profiles and settings.
+    Raises ServiceError with every error of the input; nothing is written then.
+    """
+    try:
+        manifests = load_manifests(text, source)
+    except ManifestError as error:
+        raise ServiceError(_manifest_errors(error)) from None
+    return _apply(cluster, manifests)
+
+
+def manifests_apply_files(*, cluster: Cluster, paths: Sequence[str]) -> ApplyResult:
+    """``manifests_apply`` over files (and directories of them), judged together."""
+    try:
+        manifests = load_files(list(paths))
+    except ManifestError as error:
+        raise ServiceError(_manifest_errors(error)) from None
+    return _apply(cluster, manifests)
+
+
+def pod_create(*, cluster: Cluster, manifest: dict[str, Any]) -> PodRow:
+    """Creates one pod (``kubectl create``): refused if it exists already."""
+    obj = _decode(manifest)
+    if not isinstance(obj, Pod):
+        raise ServiceError([f"expected a Pod, got {kind_of(obj)}"])
+    _apply(cluster, Manifests(objects=[obj]), create_only=True)
+    return PodRow.objects.get(cluster=cluster, namespace=obj.namespace, name=obj.name)

@@ -1,0 +1,153 @@
+"""The scheduler's records: events, Cycle rows (with their node orders) and the pending pods."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+
+from schedviz.cluster.models import (
+    Cluster,
+    Cycle,
+    Event,
+    NodeOrder,
+    PendingPods,
+)
+from schedviz.cluster.retention import cycles_prune
+from schedviz.scheduler import trace_codec
+from schedviz.scheduler.store import Event as SchedulerEvent
+from schedviz.scheduler.trace import CycleTrace
+
+
+def events_create(*, cluster: Cluster, events: Sequence[SchedulerEvent]) -> list[Event]:
+    """Stores the events the scheduler recorded, in one insert."""
+    rows = []
+    for event in events:
+        namespace, _, name = event.object.rpartition("/")
+        rows.append(
+            Event(
+                cluster=cluster,
+                type=event.type,
+                reason=event.reason,
+                object_namespace=namespace,
+                object_name=name,
+                message=event.message,
+                scheduler_time=event.time,
+            )
+        )
+    with transaction.atomic():
+        return Event.objects.bulk_create(rows)
+
+
+def _points_duration(milliseconds: Iterable[float]) -> float | None:
+    """A trace's attempt time when it has none of its own: its extension points' summed."""
+    durations = list(milliseconds)
+    return sum(durations) / 1000 if durations else None
+
+
+def _json_cycle_row(cluster: Cluster, trace: dict[str, Any]) -> Cycle:
+    """A trace given as JSON (imported): stored as such."""
+    namespace, _, name = str(trace["pod"]).rpartition("/")
+    points = trace.get("points") or []
+    return Cycle(
+        cluster=cluster,
+        number=trace["cycle"],
+        pod_namespace=namespace,
+        pod_name=name,
+        profile=trace.get("profile") or "",
+        attempt=trace.get("attempt") or 0,
+        result=trace.get("result") or "",
+        node=trace.get("node") or "",
+        message=trace.get("message") or "",
+        scheduler_time=trace.get("time") or 0.0,
+        wall_time=trace.get("wallTime") or 0.0,
+        duration_seconds=_points_duration(float(p.get("durationMs") or 0.0) for p in points),
+        body=Cycle.encode_body(trace),
+    )
+
+
+def _cycle_row(cluster: Cluster, trace: CycleTrace) -> Cycle:
+    """A trace from the scheduler: its summary columns as ``to_json`` gives them, its body
+    encoded by trace_codec (the node order is attached by ``cycles_create``)."""
+    namespace, _, name = trace.pod.rpartition("/")
+    return Cycle(
+        cluster=cluster,
+        number=trace.cycle,
+        pod_namespace=namespace,
+        pod_name=name,
+        profile=trace.profile,
+        attempt=trace.attempt,
+        result=trace.result,
+        node=trace.selected_node,
+        message=trace.message,
+        scheduler_time=round(trace.time, 6),
+        wall_time=round(trace.wall_time, 6),
+        duration_seconds=trace.duration
+        if trace.duration > 0
+        else _points_duration(record.to_json()["durationMs"] for record in trace.points),
+        body=trace_codec.encode(trace),
+    )
+
+
+def _node_order_ids(cluster: Cluster, orders: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """The ids of node orders, by digest; those not stored yet are stored (in the caller's
+    transaction, with the first cycles that refer to them)."""
+    if not orders:
+        return {}
+    stored = dict(
+        NodeOrder.objects.filter(cluster=cluster, digest__in=orders).values_list("digest", "id")
+    )
+    missing = [
+        NodeOrder(cluster=cluster, digest=digest, names=trace_codec.encode_node_order(nodes))
+        for digest, nodes in orders.items()
+        if digest not in stored
+    ]
+    for order in NodeOrder.objects.bulk_create(missing):
+        stored[order.digest] = order.pk
+    return stored
+
+
+def cycles_create(
+    *, cluster: Cluster, traces: Sequence[CycleTrace | dict[str, Any]]
+) -> list[Cycle]:
+    """Stores cycle traces, in one insert: a ``CycleTrace`` in trace_codec's encoding, with the
+    node order it refers to stored once; its ``to_json()`` (an imported trace) as JSON."""
+    rows: list[Cycle] = []
+    orders: dict[str, tuple[str, ...]] = {}
+    row_orders: list[tuple[Cycle, str]] = []
+    for given in traces:
+        if isinstance(given, CycleTrace):
+            row = _cycle_row(cluster, given)
+            digest = trace_codec.node_order_digest(given.all_nodes).hex()
+            orders.setdefault(digest, given.all_nodes)
+            row_orders.append((row, digest))
+        else:
+            row = _json_cycle_row(cluster, given)
+        rows.append(row)
+    with transaction.atomic():
+        # Pruned first: it deletes the node orders the cycles it deletes leave unreferenced.
+        cycles_prune(cluster=cluster, incoming=len(rows))
+        order_ids = _node_order_ids(cluster, orders)
+        for row, digest in row_orders:
+            row.node_order_id = order_ids[digest]
+        return Cycle.objects.bulk_create(rows)
+
+
+def pending_pods_record(
+    *,
+    cluster: Cluster,
+    counts: Mapping[str, int],
+    queue: dict[str, Any] | None = None,
+    scheduler_time: float = 0.0,
+    last_cycle: int = 0,
+) -> PendingPods:
+    """Keeps how many pods the runner's queue holds by sub-queue (active, backoff,
+    unschedulable, gated), for scheduler_pending_pods on /metrics, and the queue itself at
+    ``scheduler_time``, after cycle ``last_cycle``."""
+    fields: dict[str, Any] = {
+        name: counts.get(name, 0) for name in ("active", "backoff", "unschedulable", "gated")
+    }
+    fields.update(queue=queue, scheduler_time=scheduler_time, last_cycle=last_cycle)
+    row, _ = PendingPods.objects.update_or_create(cluster=cluster, defaults=fields)
+    return row

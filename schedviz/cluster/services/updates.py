@@ -1,0 +1,256 @@
+"""Updates of one object: a node edited, and the scheduler's own writes (bind by compare-and-set,
+pod status, the objects its plugins changed), none of which starts a runner.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from schedviz.cluster.models import (
+    Change,
+    Cluster,
+    KubeResource,
+)
+from schedviz.cluster.models import Node as NodeRow
+from schedviz.cluster.models import Pod as PodRow
+from schedviz.cluster.services.clusters import _start_runner_on_commit
+from schedviz.cluster.services.errors import BindConflict, ObjectNotFound, ServiceError
+from schedviz.cluster.services.stored import (
+    _QUALIFIED_RESOURCES,
+    _append_changes,
+    _decode,
+    _lock,
+    _row_fields,
+    _rows_by_key,
+    kind_of,
+)
+from schedviz.kube.errors import (
+    go_quote,
+)
+from schedviz.kube.objects import (
+    KubeObject,
+    PersistentVolume,
+    PersistentVolumeClaim,
+)
+
+
+def _update_row(
+    cluster: Cluster, row: KubeResource, manifest: dict[str, Any], fields: dict[str, Any]
+) -> KubeResource:
+    """Writes a changed row with its MODIFIED change."""
+    (change,) = _append_changes(
+        cluster,
+        [
+            (
+                type(row).__name__,
+                getattr(row, "namespace", ""),
+                row.name,
+                Change.Type.MODIFIED,
+                manifest,
+            )
+        ],
+    )
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.manifest = manifest
+    row.resource_version = change.id
+    row.save(update_fields=[*fields, "manifest", "resource_version"])
+    return row
+
+
+def node_update(
+    *,
+    cluster: Cluster,
+    name: str,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    unschedulable: bool | None = None,
+) -> NodeRow:
+    """Labels, taints and cordoning (``kubectl label/taint/cordon``); None leaves a field be."""
+    with transaction.atomic():
+        _lock(cluster)
+        row = NodeRow.objects.filter(cluster=cluster, name=name).first()
+        if row is None:
+            raise ObjectNotFound([f"nodes {go_quote(name)} not found"])
+        manifest = copy.deepcopy(row.manifest)
+        if labels is not None:
+            manifest.setdefault("metadata", {})["labels"] = dict(labels)
+        spec = manifest.setdefault("spec", {})
+        if taints is not None:
+            if taints:
+                spec["taints"] = [dict(t) for t in taints]
+            else:
+                spec.pop("taints", None)
+        if unschedulable is not None:
+            if unschedulable:
+                spec["unschedulable"] = True
+            else:
+                spec.pop("unschedulable", None)
+        if manifest == row.manifest:
+            return row
+        obj = _decode(manifest)
+        _update_row(cluster, row, manifest, _row_fields(obj))
+        _start_runner_on_commit(cluster.id)
+    return row
+
+
+def _set_condition(
+    conditions: list[dict[str, Any]], condition: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The conditions with ``condition`` replacing the one of its type (or appended)."""
+    out = [dict(c) for c in conditions]
+    for i, existing in enumerate(out):
+        if existing.get("type") == condition.get("type"):
+            out[i] = dict(condition)
+            return out
+    out.append(dict(condition))
+    return out
+
+
+def _pod_for_update(cluster: Cluster, namespace: str, name: str) -> PodRow:
+    row = PodRow.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
+    if row is None:
+        raise ObjectNotFound([f"pods {go_quote(name)} not found"])
+    return row
+
+
+POD_SCHEDULED_CONDITION = {"type": "PodScheduled", "status": "True"}
+
+
+def _bind_conflict(name: str, node_name: str) -> BindConflict:
+    return BindConflict(
+        [
+            f"Operation cannot be fulfilled on pods/binding {go_quote(name)}: pod {name} is "
+            f"already assigned to node {go_quote(node_name)}"
+        ]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PodBinding:
+    """What a bind wrote: its Change row's id (the pod's new resourceVersion), the
+    resourceVersion of the pod it bound, and the manifest after the bind."""
+
+    change_id: int
+    bound_from: int
+    manifest: dict[str, Any]
+
+
+def pod_bind(*, cluster: Cluster, namespace: str, name: str, node_name: str) -> PodBinding:
+    """The pods/binding subresource: a compare-and-set of the pod's node, once, never twice.
+
+    Raises BindConflict with the API server's message when the pod is bound already (also
+    when another bind won between reading the pod and writing it), ObjectNotFound when the
+    pod or the node does not exist.
+    """
+    with transaction.atomic():
+        row = _pod_for_update(cluster, namespace, name)
+        if row.node_name:
+            raise _bind_conflict(name, row.node_name)
+        if not NodeRow.objects.filter(cluster=cluster, name=node_name).exists():
+            raise ObjectNotFound([f"nodes {go_quote(node_name)} not found"])
+        manifest = copy.deepcopy(row.manifest)
+        manifest.setdefault("spec", {})["nodeName"] = node_name
+        status = manifest.setdefault("status", {})
+        status["conditions"] = _set_condition(
+            status.get("conditions") or [], POD_SCHEDULED_CONDITION
+        )
+        conditions = _set_condition(row.conditions, POD_SCHEDULED_CONDITION)
+        (change,) = _append_changes(
+            cluster, [("Pod", namespace, name, Change.Type.MODIFIED, manifest)]
+        )
+        won = PodRow.objects.filter(id=row.id, node_name="").update(
+            node_name=node_name,
+            manifest=manifest,
+            conditions=conditions,
+            resource_version=change.id,
+        )
+        if not won:
+            current = PodRow.objects.filter(id=row.id).values_list("node_name", flat=True).first()
+            if current is None:
+                raise ObjectNotFound([f"pods {go_quote(name)} not found"])
+            raise _bind_conflict(name, current)
+    return PodBinding(change.id, row.resource_version, manifest)
+
+
+def pod_update_status(
+    *,
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    condition: dict[str, Any] | None,
+    nominated_node_name: str | None,
+) -> PodRow | None:
+    """The scheduler's status patch: a condition (replacing its type's) and nominatedNodeName.
+
+    None leaves a field as it is, "" clears the nomination. Returns the pod, or None if it is
+    gone (the scheduler ignores that, as upstream does for a deleted pod).
+    """
+    with transaction.atomic():
+        row = PodRow.objects.filter(cluster=cluster, namespace=namespace, name=name).first()
+        if row is None:
+            return None
+        manifest = copy.deepcopy(row.manifest)
+        status = manifest.setdefault("status", {})
+        fields: dict[str, Any] = {}
+        if condition is not None:
+            status["conditions"] = _set_condition(status.get("conditions") or [], condition)
+            fields["conditions"] = _set_condition(row.conditions, condition)
+        if nominated_node_name is not None:
+            if nominated_node_name:
+                status["nominatedNodeName"] = nominated_node_name
+            else:
+                status.pop("nominatedNodeName", None)
+            fields["nominated_node_name"] = nominated_node_name
+        if not status:
+            manifest.pop("status")
+        if manifest == row.manifest:
+            return row
+        updated = _update_row(cluster, row, manifest, fields)
+        assert isinstance(updated, PodRow)
+        return updated
+
+
+def _scheduler_manifest(obj: KubeObject, stored: dict[str, Any]) -> dict[str, Any]:
+    """The stored manifest with what the volume binder changes on a PV or PVC."""
+    manifest = copy.deepcopy(stored)
+    spec = manifest.setdefault("spec", {})
+    status = manifest.setdefault("status", {})
+    if isinstance(obj, PersistentVolume):
+        if obj.claim_ref:
+            claim_namespace, _, claim_name = obj.claim_ref.partition("/")
+            claim = dict(spec.get("claimRef") or {})
+            claim.update(namespace=claim_namespace, name=claim_name)
+            spec["claimRef"] = claim
+        else:
+            spec.pop("claimRef", None)
+        status["phase"] = obj.phase
+    elif isinstance(obj, PersistentVolumeClaim):
+        if obj.volume_name:
+            spec["volumeName"] = obj.volume_name
+        status["phase"] = obj.phase
+        if obj.annotations:
+            manifest.setdefault("metadata", {})["annotations"] = dict(obj.annotations)
+    return manifest
+
+
+def objects_apply_from_scheduler(*, cluster: Cluster, objects: Sequence[KubeObject]) -> None:
+    """The PV and PVC updates the volume binder makes (claimRef, volumeName, phase, annotations)."""
+    with transaction.atomic():
+        for obj in objects:
+            if not isinstance(obj, PersistentVolume | PersistentVolumeClaim):
+                raise ServiceError([f"the scheduler does not write {kind_of(obj)} objects"])
+            row = _rows_by_key(cluster, kind_of(obj), [obj.name]).get(obj.key)
+            if row is None:
+                raise ObjectNotFound(
+                    [f"{_QUALIFIED_RESOURCES[kind_of(obj)]} {go_quote(obj.name)} not found"]
+                )
+            manifest = _scheduler_manifest(obj, row.manifest)
+            if manifest != row.manifest:
+                _decode(manifest)
+                _update_row(cluster, row, manifest, {})
