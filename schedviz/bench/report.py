@@ -304,9 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         note=args.note,
     )
     if args.append and args.out.exists():
-        before = args.out.read_text()
-        kept, _, _ = before.partition(HOW_E2E_RUNS)
-        args.out.write_text(kept + text + HOW_E2E_RUNS)
+        # The new section goes above "How e2e runs" (and whatever was written below it).
+        kept, how, rest = args.out.read_text().partition(HOW_E2E_RUNS)
+        args.out.write_text(kept + text + (how + rest if how else HOW_E2E_RUNS))
     else:
         args.out.write_text(HEADER + "\n" + machine_line() + text + HOW_E2E_RUNS)
     print(f"wrote {args.out}", file=sys.stderr)

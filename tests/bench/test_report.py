@@ -76,3 +76,29 @@ def test_without_a_go_run_the_go_column_says_not_measured(tmp_path: Path) -> Non
 def test_every_workload_says_what_limits_it_in_each_mode() -> None:
     assert set(WHAT_LIMITS) == set(WORKLOADS)
     assert all(set(modes) == {"engine", "e2e"} for modes in WHAT_LIMITS.values())
+
+
+def test_an_appended_section_goes_above_how_e2e_runs_and_keeps_what_follows(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path, "engine-Unschedulable", _engine_result("Unschedulable", 200.0), "1.5")
+    out = tmp_path / "out.md"
+    _report(tmp_path, out, "Unschedulable")
+    out.write_text(out.read_text() + "\n### Written by hand\n")
+    main(
+        [
+            str(tmp_path),
+            str(out),
+            "--nodes=500",
+            "--workloads=Unschedulable",
+            "--modes=engine",
+            "--commit=def5678",
+            "--runs=run started later",
+            "--command=scripts/bench-all",
+            "--append",
+        ]
+    )
+    text = out.read_text()
+    assert text.index("## 5000 nodes") < text.index("## 500 nodes") < text.index("### How e2e")
+    assert text.count("### How e2e runs") == 1
+    assert text.endswith("### Written by hand\n")
