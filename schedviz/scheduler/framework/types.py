@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from fractions import Fraction
 from operator import itemgetter
+from typing import Any
 
 from schedviz.kube.labels import Selector, as_selector
 from schedviz.kube.objects import (
@@ -175,6 +176,16 @@ def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
     )
 
 
+# What PodInfo derives from a pod, kept by the identity of the parts it reads (the
+# containers, init containers, overhead and affinity objects, which a copy of the pod with
+# another node name or status shares), with those parts held so that no identity is reused
+# meanwhile: the scheduler makes a PodInfo of one pod several times a cycle (queue, assume,
+# the bound pod's informer event). Not in upstream, where the informer's pod is used as is.
+# Nothing changes a derived value after it is made (they are read, added and subtracted).
+_DERIVED_KEPT = 4096
+_DERIVED: dict[tuple[int, int, int, int], tuple[Any, ...]] = {}
+
+
 class PodInfo:
     """A pod with what the scheduler derives from it once: affinity terms and requests."""
 
@@ -194,6 +205,47 @@ class PodInfo:
 
     def update(self, pod: Pod) -> None:
         self.pod = pod
+        key = (id(pod.containers), id(pod.init_containers), id(pod.overhead), id(pod.affinity))
+        kept = _DERIVED.get(key)
+        if (
+            kept is not None
+            and kept[0] is pod.containers
+            and kept[1] is pod.init_containers
+            and kept[2] is pod.overhead
+            and kept[3] is pod.affinity
+            and kept[4] == pod.namespace
+        ):
+            (
+                self.required_affinity_terms,
+                self.required_anti_affinity_terms,
+                self.preferred_affinity_terms,
+                self.preferred_anti_affinity_terms,
+                self.requests,
+                self.non_zero_cpu,
+                self.non_zero_memory,
+            ) = kept[5]
+            return
+        self._derive(pod)
+        if len(_DERIVED) >= _DERIVED_KEPT:
+            del _DERIVED[next(iter(_DERIVED))]
+        _DERIVED[key] = (
+            pod.containers,
+            pod.init_containers,
+            pod.overhead,
+            pod.affinity,
+            pod.namespace,
+            (
+                self.required_affinity_terms,
+                self.required_anti_affinity_terms,
+                self.preferred_affinity_terms,
+                self.preferred_anti_affinity_terms,
+                self.requests,
+                self.non_zero_cpu,
+                self.non_zero_memory,
+            ),
+        )
+
+    def _derive(self, pod: Pod) -> None:
         affinity = pod.affinity
         pod_affinity = affinity.pod_affinity if affinity else None
         anti = affinity.pod_anti_affinity if affinity else None
