@@ -620,30 +620,33 @@ class ScheduleOne:
         """The nodes from ``start`` on, round the list, in batches, each with the filters'
         verdicts on its nodes.
 
-        Upstream filters node after node (16 at a time) until it has found enough. While no pod
-        is nominated anywhere (filters nominate none) the nodes are filtered here in growing
-        batches, column-wise where plugins can (``run_filter_plugins_on_rows``): the caller
-        stops where upstream stops and forgets the nodes filtered past that point, so the
-        outcome is the same. Otherwise one node at a time, as upstream.
+        Upstream filters node after node (16 at a time) until it has found enough. Here the
+        nodes are filtered in growing batches, column-wise where plugins can
+        (``run_filter_plugins_on_rows``), and the nodes pods are nominated to one by one with
+        those pods: the caller stops where upstream stops and forgets the nodes filtered past
+        that point, so the outcome is the same. Without columns, one node at a time.
         """
         num_all = len(nodes)
         columns = self.snapshot.node_columns()
-        all_rows = (
-            columns.rows(nodes)
-            if columns.exact and not self.queue.nominator.nominated_pods
-            else None
-        )
+        nominated = self.queue.nominator.nominated_pods
+        all_rows = columns.rows(nodes) if columns.exact else None
         if all_rows is None:
             # Upstream asks for each node which pods are nominated to it.
             run_filters = (
                 framework.run_filter_plugins_with_nominated_pods
-                if self.queue.nominator.nominated_pods
+                if nominated
                 else framework.run_filter_plugins
             )
             for i in range(num_all):
                 node_info = nodes[(start + i) % num_all]
                 yield [node_info], [run_filters(state, pod, node_info)]
             return
+        # The nodes pods are nominated to are filtered one by one, with those pods, as
+        # upstream does; on every other node that is the plain filter run.
+        index = columns.index
+        nominated_rows = np.fromiter(
+            (index[name] for name in nominated if name in index), dtype=np.int64
+        )
         done = 0
         batch = max(to_find, 1)
         while done < num_all:
@@ -651,10 +654,13 @@ class ScheduleOne:
             order = np.arange(start + done, start + done + size, dtype=np.int64) % num_all
             batch_nodes = list(map(nodes.__getitem__, order.tolist()))
             rows = all_rows[order]
-            yield (
-                batch_nodes,
-                framework.run_filter_plugins_on_rows(state, pod, columns, rows, batch_nodes),
-            )
+            statuses = framework.run_filter_plugins_on_rows(state, pod, columns, rows, batch_nodes)
+            if nominated_rows.size:
+                for k in np.flatnonzero(np.isin(rows, nominated_rows)).tolist():
+                    statuses[k] = framework.run_filter_plugins_with_nominated_pods(
+                        state, pod, batch_nodes[k]
+                    )
+            yield batch_nodes, statuses
             done += size
             batch *= 2
 

@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
-from schedviz.bench.workloads import WORKLOADS
+from schedviz.bench.runner import place_init_pods
+from schedviz.bench.workloads import WORKLOADS, Workload
 from schedviz.kube.load import Manifests, load_manifests
+from schedviz.kube.objects import Pod
 from schedviz.scheduler.backend.cache.columns import NodeColumns
 from schedviz.scheduler.framework.plugins.interpodaffinity import filtering as ipa_filtering
 from schedviz.scheduler.framework.plugins.interpodaffinity import plugin as ipa_plugin
@@ -481,4 +483,33 @@ def test_each_benchmark_workload_schedules_the_same_with_and_without_columns(
     manifests = Manifests(objects=[*workload.init_objects, *workload.measured_pods])
     with_columns, node_by_node = _both_ways(monkeypatch, manifests, config=workload.config)
     assert len(with_columns) >= 100
+    assert with_columns == node_by_node
+
+
+def _traces_after_init_pods(workload: Workload, later: list[Pod]) -> list[Any]:
+    """The traces of ``later``'s pods, created once the init pods are placed."""
+    simulation = new_simulation(
+        Manifests(objects=list(workload.init_objects)), config=workload.config
+    )
+    place_init_pods(simulation)
+    for pod in later:
+        simulation.store.apply(pod)
+    simulation.run()
+    return [_without_durations(trace.to_json()) for trace in simulation.traces]
+
+
+def test_nodes_with_nominated_pods_are_filtered_with_them_beside_the_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # PreemptionAsync's shape on 120 nodes filled with low-priority pods: the high-priority
+    # churn pods preempt and are nominated, and the other pods are scheduled meanwhile (the
+    # nominated nodes filtered with their nominated pods, the rest column-wise).
+    workload = WORKLOADS["PreemptionAsync"].build(120, 480, 40, 0)
+    assert workload.churn is not None
+    later = [workload.churn(i) for i in range(12)] + workload.measured_pods
+    with_columns = _traces_after_init_pods(workload, later)
+    with monkeypatch.context() as patch:
+        patch.setattr(NodeColumns, "exact", property(lambda self: False))
+        node_by_node = _traces_after_init_pods(workload, later)
+    assert sum(1 for trace in with_columns if trace["nominatedNode"]) >= 5
     assert with_columns == node_by_node
