@@ -654,9 +654,23 @@ class ScheduleOne:
             order = np.arange(start + done, start + done + size, dtype=np.int64) % num_all
             batch_nodes = list(map(nodes.__getitem__, order.tolist()))
             rows = all_rows[order]
-            statuses = framework.run_filter_plugins_on_rows(state, pod, columns, rows, batch_nodes)
-            if nominated_rows.size:
-                for k in np.flatnonzero(np.isin(rows, nominated_rows)).tolist():
+            is_nominated = np.isin(rows, nominated_rows)
+            if not is_nominated.any():
+                statuses = framework.run_filter_plugins_on_rows(
+                    state, pod, columns, rows, batch_nodes
+                )
+            else:
+                # Each node is filtered once: the others column-wise, these with their pods.
+                statuses = [None] * size
+                others = np.flatnonzero(~is_nominated)
+                if others.size:
+                    other_nodes = list(map(batch_nodes.__getitem__, others.tolist()))
+                    answers = framework.run_filter_plugins_on_rows(
+                        state, pod, columns, rows[others], other_nodes
+                    )
+                    for k, status in zip(others.tolist(), answers, strict=True):
+                        statuses[k] = status
+                for k in np.flatnonzero(is_nominated).tolist():
                     statuses[k] = framework.run_filter_plugins_with_nominated_pods(
                         state, pod, batch_nodes[k]
                     )
