@@ -6,4 +6,6 @@ COPY webui webui
 COPY worker worker
 COPY manage.py ./
 RUN pip install --no-cache-dir .
+# The static files (htmx, the CSS) collected into the image, where WhiteNoise serves them from.
+RUN python manage.py collectstatic --noinput
 ENV PYTHONUNBUFFERED=1

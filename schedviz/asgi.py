@@ -12,10 +12,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from webui.routing import websocket_urlpatterns  # noqa: E402
-from webui.ws_auth import TokenAuthMiddleware  # noqa: E402
+from webui.ws_auth import SameOriginValidator, TokenAuthMiddleware  # noqa: E402
 
 websockets = URLRouter(websocket_urlpatterns)
 
@@ -24,7 +23,7 @@ application = ProtocolTypeRouter(
         "http": django_asgi_app,
         "websocket": TokenAuthMiddleware(
             token_app=websockets,
-            session_app=AllowedHostsOriginValidator(AuthMiddlewareStack(websockets)),
+            session_app=SameOriginValidator(AuthMiddlewareStack(websockets)),
         ),
     }
 )

@@ -7,12 +7,13 @@ the calling process. Distributed mode: DATABASE_URL (PostgreSQL) and REDIS_URL s
 from __future__ import annotations
 
 import secrets
+import warnings
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from schedviz.env import envbool, envint, envstr
+from schedviz.env import envbool, envhostports, envint, envorigins, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("SCHEDVIZ_VAR_DIR", str(BASE_DIR / "var")))
@@ -48,6 +49,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from STATIC_ROOT (collectstatic), by the app itself: no separate web server.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -102,10 +105,25 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = envstr("REDIS_URL")
+# channels_redis receives with a blocking pop that Redis answers after 5 s when nothing came
+# (RedisChannelLayer.brpop_timeout); redis-py 8 gives up reading after 5 s by default, so an idle
+# websocket lost that race every few seconds and was closed with 1011. The socket timeout is
+# longer than the blocking pop, so an idle receive ends with Redis' empty answer and starts again,
+# for as long as the websocket stays open; a Redis that stops answering is still noticed.
+CHANNEL_REDIS_SOCKET_TIMEOUT = 15.0
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL]},
+        "CONFIG": {
+            "hosts": [
+                {
+                    "address": REDIS_URL,
+                    "socket_timeout": CHANNEL_REDIS_SOCKET_TIMEOUT,
+                    "socket_connect_timeout": 5.0,
+                    "socket_keepalive": True,
+                }
+            ]
+        },
     }
     if REDIS_URL
     else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
@@ -124,7 +142,18 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
+# `manage.py collectstatic` copies the apps' static files here (docker-compose.yml's web service
+# does so before it starts daphne); WhiteNoise serves them with compressed variants.
 STATIC_ROOT = VAR_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Without collected files (the embedded server, the tests) WhiteNoise reads the apps' static
+# folders instead, and need not warn that STATIC_ROOT is missing.
+WHITENOISE_USE_FINDERS = not STATIC_ROOT.is_dir()
+if WHITENOISE_USE_FINDERS:
+    warnings.filterwarnings("ignore", message="No directory at", category=UserWarning)
 
 # The random seed of the scheduler's tie-breaks when a run does not choose one.
 SCHEDVIZ_DEFAULT_SEED = envint("SCHEDVIZ_DEFAULT_SEED", 1, minimum=0)
@@ -144,14 +173,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SCHEDVIZ_RESUME_SECONDS),
     }
 }
-# The hosts scheduler extenders (KubeSchedulerConfiguration `extenders`) may be called on, comma
-# separated: the scheduler refuses an extender URL on any other host, so that a configuration
-# cannot make the server send requests into networks it can reach (server-side request forgery).
-SCHEDVIZ_EXTENDER_ALLOWED_HOSTS = frozenset(
-    h.strip()
-    for h in envstr("SCHEDVIZ_EXTENDER_ALLOWED_HOSTS", "127.0.0.1,localhost,::1").split(",")
-    if h.strip()
-)
+# The host:port pairs scheduler extenders (KubeSchedulerConfiguration `extenders`) may be called
+# on, comma separated ("127.0.0.1:8888,[::1]:8888"): the scheduler refuses an extender URL
+# anywhere else, so that a configuration cannot make the server send requests into networks or
+# to services it can reach (server-side request forgery: the database, Redis, its own admin).
+# None by default: extenders are refused until the operator names the ones that run.
+SCHEDVIZ_EXTENDER_ALLOWED_HOSTS = envhostports("SCHEDVIZ_EXTENDER_ALLOWED_HOSTS")
 # The largest request body the JSON API reads (manifests to apply), in bytes; larger ones get 413.
 SCHEDVIZ_MAX_UPLOAD_BYTES = envint("SCHEDVIZ_MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1)
 # The pages' YAML forms refuse more than that with a form error. Django's own cap on a request's
@@ -163,17 +190,23 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * SCHEDVIZ_MAX_UPLOAD_BYTES + 64 * 1024
 SCHEDVIZ_MAX_NODES_PER_CLUSTER = envint("SCHEDVIZ_MAX_NODES_PER_CLUSTER", 10_000, minimum=0)
 SCHEDVIZ_MAX_PODS_PER_CLUSTER = envint("SCHEDVIZ_MAX_PODS_PER_CLUSTER", 50_000, minimum=0)
 SCHEDVIZ_MAX_CYCLES_KEPT = envint("SCHEDVIZ_MAX_CYCLES_KEPT", 100_000, minimum=1)
+# Objects (documents and List items) one apply from the API or a form may hold. The loader counts
+# them, and the nodes and pods against the limits above, while it reads, and refuses the input
+# at the first one past a limit instead of decoding it all first.
+SCHEDVIZ_MAX_OBJECTS_PER_APPLY = envint("SCHEDVIZ_MAX_OBJECTS_PER_APPLY", 60_000, minimum=1)
 # Writes (POST, PUT, PATCH, DELETE) of the JSON API each user (each address when anonymous) may
 # make per minute, in bursts of up to as many; more are answered 429 with Retry-After. 0: no limit.
 SCHEDVIZ_WRITE_RATE_PER_MINUTE = envint("SCHEDVIZ_WRITE_RATE_PER_MINUTE", 120, minimum=0)
 
 # The rate limiter's counters: in this process by default; in Redis, shared by every process,
-# in distributed mode.
+# in distributed mode. A Redis that does not answer within the timeouts makes writes 503
+# (schedviz/cluster/ratelimit.py) rather than hang.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "schedviz",
+        "OPTIONS": {"socket_connect_timeout": 2.0, "socket_timeout": 2.0},
     }
     if REDIS_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
@@ -201,9 +234,14 @@ if envbool("SCHEDVIZ_TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Origins (scheme://host[:port], comma separated) that may send forms and API writes besides the
 # site's own, e.g. the public https address when a proxy rewrites the Host header.
-CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in envstr("SCHEDVIZ_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
-]
+# Browsers' websockets are accepted from the site's own origin (scheme, host and port as the
+# handshake reached the server) and from these, compared whole (webui/ws_auth.py).
+CSRF_TRUSTED_ORIGINS = envorigins("SCHEDVIZ_CSRF_TRUSTED_ORIGINS")
+
+# /metrics lists every cluster's figures. With a token, only `Authorization: Bearer <token>`
+# scrapes it (as kube-scheduler's own /metrics needs credentials); without one, only callers on
+# the loopback interface, e.g. a Prometheus beside the server.
+SCHEDVIZ_METRICS_TOKEN = envstr("SCHEDVIZ_METRICS_TOKEN")
 
 LOGGING = {
     "version": 1,

@@ -14,6 +14,9 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics, name="metrics"),
+    # The admin's sign-in, limited as the site's is (its pattern inside admin.site.urls is
+    # matched after this one, so this one answers).
+    path("admin/login/", limit_page_writes(cast(View, admin.site.login)), name="admin_login"),
     path("admin/", admin.site.urls),
     path(
         "accounts/login/",

@@ -33,7 +33,7 @@ def alice(db: None) -> Any:
 @pytest.fixture
 def two_profile_cluster(alice: Any) -> Any:
     """Alice's cluster holding the several-profiles lesson: profiles default-scheduler and
-    packer, two nodes, five pending pods."""
+    packer, two nodes, a running agent and five pending pods."""
     from schedviz.cluster import services
 
     cluster = services.cluster_create(name="two profiles", owner=alice)

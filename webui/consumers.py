@@ -21,6 +21,10 @@ runner has it again the status says the scheduler is back. Both go out as ``clus
 (to API clients too).
 
 API clients connect with ``?format=json`` and get each message as a JSON text frame instead.
+On connect they get ``hello``, then the current state as the same three messages the runner
+sends: ``cluster.status`` (the runner), ``cluster.queue`` (the queue the runner last wrote, with
+``pending``, the pods not bound, ``time``, the scheduler time then, and ``asOf``) and
+``cluster.cycles`` (the newest cycles, oldest first, as the browser's feed starts with them).
 Who may watch is decided by the same check as the pages' reads (webui/access.py): the owner, an
 ownerless cluster, or a read-only share link the session opened.
 """
@@ -39,7 +43,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from schedviz.cluster import live, selectors
-from schedviz.cluster.models import Cluster
+from schedviz.cluster.models import Cluster, Pod
 from schedviz.cluster.services import ObjectNotFound
 from webui import access, debugger_panel, prediction_panel, presenters
 
@@ -79,6 +83,19 @@ def _initial_state(
         cluster_id=cluster_id, queue=queue, pending=None, now=now, events=events, as_of=as_of
     )
     return presenters.recent_cycles(cluster=cluster), events, now, queue_view
+
+
+@database_sync_to_async
+def _initial_json_state(cluster_id: int) -> list[dict[str, Any]]:
+    """The queue and the newest cycles as the ``cluster.queue`` and ``cluster.cycles`` messages
+    a runner sends (a JSON client's equivalent of the page's first render)."""
+    cluster = Cluster.objects.get(pk=cluster_id)
+    queue, now, as_of = presenters.latest_queue(cluster=cluster)
+    pending = Pod.objects.filter(cluster=cluster, node_name="").count()
+    cycles = presenters.recent_cycles(cluster=cluster)
+    # A JSON client's queue message says when that queue was: the scheduler time, the cycle.
+    queue_state = {**live.queue_message(queue, pending), "time": now, "asOf": as_of}
+    return [queue_state, live.cycles_message(cycles[::-1])]
 
 
 @database_sync_to_async
@@ -124,6 +141,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     _refresh_interval: float
     _watch: asyncio.Task[None] | None = None
     runner_shown: str | None = None
+    # The cycles (number: result) a JSON client got on connect, not to be sent twice.
+    sent_cycles: dict[int, str] = {}
     active_head: str | None = None
     paused: bool | None = None
 
@@ -146,6 +165,11 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self._watch = asyncio.create_task(self._watch_runner())
         if self.as_json:
             await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
+            await self._forward(live.status_message(**runner))
+            for message in await _initial_json_state(self.cluster_id):
+                if message["type"] == live.CYCLES:
+                    self.sent_cycles = {c["cycle"]: c["result"] for c in message["cycles"]}
+                await self._forward(message)
             return
         # What happened between the page's render and this connection was published to nobody:
         # read the state now (after joining the group, so nothing falls in between) and send it.
@@ -178,7 +202,9 @@ class ClusterConsumer(AsyncWebsocketConsumer):
 
     async def cluster_cycles(self, event: dict[str, Any]) -> None:
         if self.as_json:
-            await self._forward(event)
+            event = self._not_sent_yet(event)
+            if event["cycles"] or event.get("dropped"):
+                await self._forward(event)
             return
         for summary in event.get("cycles") or []:
             # A cycle held at Permit comes again with its outcome: it replaces its first entry.
@@ -237,6 +263,23 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             await self._forward(event)
             return
         await self.send(text_data=await _render_debugger(cluster_id=self.cluster_id))
+
+    def _not_sent_yet(self, event: dict[str, Any]) -> dict[str, Any]:
+        """A cycles message without what the state on connect already gave a JSON client: the
+        cycles it listed (a cycle held at Permit that comes again with its outcome passes), and
+        in ``dropped`` only cycles after them. Once the messages are past those cycles, as is."""
+        if not self.sent_cycles:
+            return event
+        newest = max(self.sent_cycles)
+        cycles = event.get("cycles") or []
+        fresh = [c for c in cycles if self.sent_cycles.get(c["cycle"]) != c.get("result")]
+        dropped = int(event.get("dropped") or 0)
+        if dropped and cycles:
+            # The dropped ones are the numbers just before the first summary.
+            dropped = max(0, min(dropped, int(cycles[0]["cycle"]) - 1 - newest))
+        if cycles and max(int(c["cycle"]) for c in cycles) > newest:
+            self.sent_cycles = {}  # the messages that follow are past the state on connect
+        return live.cycles_message(fresh, dropped=dropped)
 
     def _note_runner(self, event: dict[str, Any]) -> dict[str, Any]:
         """The status as shown: a runner running after one went offline is "back"."""

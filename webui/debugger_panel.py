@@ -44,14 +44,12 @@ def debugger_context(*, cluster: Cluster) -> dict[str, Any]:
     view["previous"] = [
         {
             "point": outcome["point"],
-            "plugins": [
-                {**plugin, "url": plugin_source_url(plugin["plugin"])}
-                for plugin in outcome["plugins"]
-            ],
+            "plugins": [_plugin_outcome(outcome["point"], plugin) for plugin in outcome["plugins"]],
         }
         for outcome in session.previous
     ]
     view["next_point"] = _next_point(current)
+    view["continue_hint"] = _continue_hint(current)
     view["stopped"] = view["state"] == DebugSession.State.STOPPED
     view["outcome"] = session.outcome
     return {"cluster": cluster, "debugger": view}
@@ -82,24 +80,58 @@ def _after(current: str, name: str) -> bool:
     return current in order and order.index(name) < order.index(current)
 
 
-# The point a Continue leads to when the current one lets the pod through; after Filter it
+def _nodes(count: int) -> str:
+    return f"{count} node{'s' if count != 1 else ''}"
+
+
+def _plugin_outcome(point: str, plugin: dict[str, Any]) -> dict[str, Any]:
+    """One plugin's line in "What the previous point decided", in words: Filter counts the
+    nodes it ran on and names those it rejected; Score counts the nodes it scored."""
+    calls, rejected = int(plugin.get("calls", 1)), int(plugin.get("rejected", 0))
+    named = list(plugin.get("rejectedNodes") or [])
+    if point == "Filter":
+        summary = f"ran on {_nodes(calls)}, " + (
+            f"rejected {rejected}" if rejected else "rejected none"
+        )
+    elif point == "Score" and plugin.get("code") == "Success":
+        summary = f"scored {_nodes(calls)}"
+    else:
+        summary = str(plugin.get("code", ""))
+        if calls != 1:
+            summary += f" on {_nodes(calls)}"
+    return {
+        **plugin,
+        "url": plugin_source_url(plugin["plugin"]),
+        "summary": summary,
+        "rejectedNodes": named,
+        "more": max(rejected - len(named), 0) if named else 0,
+    }
+
+
+# Where the cycle goes once the current point has let the pod through; after Filter it
 # depends on whether any node fits (PostFilter) and how many (one is not scored: Reserve).
 _NEXT = {
     "PreFilter": "Filter",
-    "Filter": "the next point",
-    "PostFilter": "the end",
+    "Filter": "PostFilter if no node fits, else PreScore (or Reserve when one node fits)",
+    "PostFilter": "the end of the cycle",
     "PreScore": "Score",
     "Score": "Reserve",
     "Reserve": "Permit",
     "Permit": "PreBind",
     "PreBind": "Bind",
     "Bind": "PostBind",
-    "PostBind": "the end",
+    "PostBind": "the end of the cycle",
 }
 
 
 def _next_point(current: str) -> str:
     return _NEXT.get(current, "")
+
+
+def _continue_hint(current: str) -> str:
+    """What "Run <point>" does, in one style for every point."""
+    following = _next_point(current)
+    return f"Runs {current}'s plugins, then stops before {following}." if following else ""
 
 
 def debugger_fragment(*, cluster_id: int) -> str:

@@ -12,6 +12,7 @@ import yaml
 from django import forms
 from django.conf import settings
 
+from schedviz.cluster import validation
 from schedviz.cluster.models import Cluster
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
@@ -477,8 +478,15 @@ class ManifestsForm(_PrefixedIds):
         return text
 
 
+def _validate_speed(value: float) -> None:
+    """schedviz.cluster.validation's rule, the one the JSON API applies."""
+    errors = validation.speed_errors(value)
+    if errors:
+        raise forms.ValidationError(errors[0].removeprefix("speed: "))
+
+
 class SpeedForm(forms.Form):
-    speed = forms.FloatField(min_value=0.01, max_value=10_000)
+    speed = forms.FloatField(validators=[_validate_speed])
 
 
 class ClockModeForm(forms.Form):

@@ -8,5 +8,10 @@ urlpatterns = [
     path("lessons/", lesson_views.lesson_index, name="lessons"),
     path("lessons/<slug:slug>/", lesson_views.lesson_detail, name="lesson"),
     path("lessons/<slug:slug>/load/", lesson_views.lesson_load, name="lesson_load"),
+    path(
+        "clusters/<int:cluster_id>/lesson/restart/",
+        lesson_views.lesson_restart,
+        name="lesson_restart",
+    ),
     path("clusters/<int:cluster_id>/predict/", lesson_views.predict, name="predict"),
 ]

@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from schedviz.cluster import lessons, predictions
 from schedviz.cluster.services import ObjectNotFound, ServiceError
@@ -83,6 +84,23 @@ def lesson_load(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, message)
         return redirect("webui:lesson", slug=slug)
     messages.success(request, f"Lesson “{lesson.info.title}” loaded into cluster {cluster.name}.")
+    return redirect(_dashboard_url(cluster))
+
+
+@require_POST
+@limit_page_writes
+def lesson_restart(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The lesson's cluster loaded again, paused at its first step; its dashboard."""
+    cluster = _cluster(request, cluster_id)
+    try:
+        lessons.lesson_restart(cluster=cluster)
+    except ServiceError as error:
+        for message in error.errors:
+            messages.error(request, message)
+    else:
+        messages.success(request, "Lesson restarted: its cluster is as it was loaded, at step 1.")
+    if _is_htmx(request):
+        return HttpResponseClientRedirect(_dashboard_url(cluster))
     return redirect(_dashboard_url(cluster))
 
 

@@ -4,6 +4,8 @@ with it per client, answered the way a page expects.
 A write beyond ``SCHEDVIZ_WRITE_RATE_PER_MINUTE`` gets 429 with ``Retry-After``: a plain post the
 "too many writes" page, an htmx request the message alone, put at the top of the page's <main>
 (``HX-Retarget``/``HX-Reswap``; base.html lets htmx swap a 429) so the form it came from stays.
+A write refused with 503 because the limiter's Redis is unreachable is answered the same way,
+with the "try again shortly" message.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.shortcuts import render
 from schedviz.cluster.ratelimit import View, limit_writes
 
 TEMPLATE = "webui/limits/too_many_writes.html"
+UNAVAILABLE_TEMPLATE = "webui/limits/unavailable.html"
 
 
 def limit_page_writes(view: View) -> View:
@@ -27,17 +30,19 @@ def limit_page_writes(view: View) -> View:
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = limited(request, *args, **kwargs)
-        # Page views never answer JSON: a JSON 429 is the limiter's.
-        if response.status_code != 429 or not isinstance(response, JsonResponse):
+        # Page views never answer JSON: a JSON 429 or 503 is the limiter's.
+        status = response.status_code
+        if status not in (429, 503) or not isinstance(response, JsonResponse):
             return response
         seconds = int(response["Retry-After"])
         context = {"rate": settings.SCHEDVIZ_WRITE_RATE_PER_MINUTE, "seconds": seconds}
+        template = TEMPLATE if status == 429 else UNAVAILABLE_TEMPLATE
         if getattr(request, "htmx", False):
-            page = render(request, f"{TEMPLATE}#message", context, status=429)
+            page = render(request, f"{template}#message", context, status=status)
             page["HX-Retarget"] = "#main"
             page["HX-Reswap"] = "afterbegin"
         else:
-            page = render(request, TEMPLATE, context, status=429)
+            page = render(request, template, context, status=status)
         page["Retry-After"] = str(seconds)
         return page
 

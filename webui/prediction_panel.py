@@ -33,14 +33,46 @@ UNSCHEDULABLE_CHOICE = "/unschedulable"
 QUEUE_ORDER_SCAN = 200
 
 
-def lesson_context(*, cluster: Cluster) -> dict[str, Any]:
-    """The lesson the cluster was loaded from (None for any other cluster)."""
+def lesson_context(*, cluster: Cluster, oob: bool = False) -> dict[str, Any]:
+    """The lesson the cluster was loaded from (None for any other cluster), with its progress:
+    the steps whose cycle has run, each with its text and cycle (the text that tells what
+    happens is shown only then), the step to come, and whether the lesson is complete."""
     if not cluster.lesson:
         return {"lesson": None}
     try:
-        return {"lesson": lessons.lesson_get(cluster.lesson).info}
+        info = lessons.lesson_get(cluster.lesson).info
     except ObjectNotFound:
         return {"lesson": None}
+    progress = lessons.lesson_progress(cluster=cluster, info=info)
+    done = [
+        {"number": index, "step": step, "cycle": cycle, "url": cycle_path(cluster.pk, cycle)}
+        for index, (step, cycle) in enumerate(progress.done, start=1)
+    ]
+    return {
+        "cluster": cluster,
+        "lesson": info,
+        "lesson_oob": oob,
+        "lesson_progress": {
+            "done": done,
+            "latest": done[-1] if done else None,
+            "earlier": list(reversed(done[:-1])),
+            "count": len(done),
+            "total": progress.total,
+            "next": progress.next,
+            "next_number": len(done) + 1,
+            "complete": progress.complete,
+            "pending": [pod.removeprefix("default/") for pod in info.pending],
+        },
+    }
+
+
+def lesson_fragment(*, cluster_id: int) -> str:
+    """The lesson panel as an out-of-band fragment for the websocket ("" for no lesson)."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None or not cluster.lesson:
+        return ""
+    context = lesson_context(cluster=cluster, oob=True)
+    return render_to_string(f"{LESSON_PANEL_TEMPLATE}#lesson_panel", context)
 
 
 def _first_in_queue_order(cluster: Cluster) -> str:
@@ -170,17 +202,20 @@ def predict_context(
 
 
 def predict_fragment(*, cluster_id: int, active_head: str | None, always: bool = False) -> str:
-    """The panel as an out-of-band fragment for the websocket; "" when nothing in it can have
-    changed: a running cluster without open guesses shows only the tally (unless ``always``)."""
+    """The panel as an out-of-band fragment for the websocket, and the lesson's panel after it
+    (each cycle may reveal a step); the prediction panel is left out when nothing in it can
+    have changed: a running cluster without open guesses shows only the tally (unless
+    ``always``)."""
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return ""
+    lesson = lesson_fragment(cluster_id=cluster_id) if cluster.lesson else ""
     paused = cluster.run_state == Cluster.RunState.PAUSED
     if not (always or paused or predictions.predictions_open(cluster=cluster).exists()):
-        return ""
+        return lesson
     # No request here, so no CSRF field: htmx sends the page's token in a header.
     context = predict_context(cluster=cluster, active_head=active_head, oob=True)
-    return render_to_string(f"{PREDICT_TEMPLATE}#predict", context)
+    return render_to_string(f"{PREDICT_TEMPLATE}#predict", context) + lesson
 
 
 def active_head(queue: dict[str, Any] | None) -> str | None:

@@ -13,6 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from webui.score_explain import decision, round_for_people
+
 # Rows per page of the filter matrix and of the score table.
 PAGE_SIZE = 200
 
@@ -236,6 +241,8 @@ class ScoreRow:
     total: int
     selected: bool
     tied: bool
+    # The row's numbers as table cells, each a link to how it was computed (``_cells``).
+    cells: SafeString = field(default_factory=lambda: SafeString(""))
 
 
 @dataclass(slots=True)
@@ -263,8 +270,30 @@ def _value_at(column: int) -> Callable[[ScoreRow], int]:
     return lambda row: row.values[column]
 
 
+def _cells(row: ScoreRow, plugins: list[str], decisive: frozenset[str]) -> SafeString:
+    """The row's numbers as ``<td>`` cells, each linking to ``scores/<node>/<plugin>/``, relative
+    to the cycle's page (how it was computed); the weighted ones marked, the winner's deciding
+    plugins too. Made
+    here, escaped, rather than cell by cell in the template: a page holds up to PAGE_SIZE rows
+    of a dozen cells or more, and the template's lookups per cell cost more than the rest of
+    the page."""
+    parts = []
+    fields = len(SCORE_FIELDS)
+    node = escape(row.node)
+    for index, value in enumerate(row.values):
+        plugin = plugins[index // fields]
+        css = "num"
+        if index % fields == fields - 1:
+            css = "num weighted decisive" if row.selected and plugin in decisive else "num weighted"
+        href = f"scores/{node}/{escape(plugin)}/"
+        parts.append(f'<td class="{css}"><a href="{href}">{int(value)}</a></td>')
+    # Every piece above is escaped or an integer.
+    return mark_safe("".join(parts))
+
+
 def score_table(trace: Mapping[str, Any], *, sort: str = "", page: int = 1) -> ScoreTable:
-    """Nodes x score plugins (raw, normalized, weighted) and the total, sorted by any column."""
+    """Nodes x score plugins (raw, normalized, weighted) and the total, sorted by any column;
+    each number links to its computation."""
     scores: Mapping[str, Mapping[str, Mapping[str, int]]] = trace.get("scores") or {}
     totals: Mapping[str, int] = trace.get("totals") or {}
     ordered = [p["plugin"] for p in trace.get("points", []) if p.get("point") == "Score"]
@@ -305,9 +334,13 @@ def score_table(trace: Mapping[str, Any], *, sort: str = "", page: int = 1) -> S
         for plugin in plugins
     ]
     shown = Page.of(len(rows), page)
+    shown_rows = shown.cut(rows)
+    decisive = decision(trace).decisive_plugins
+    for row in shown_rows:
+        row.cells = _cells(row, plugins, decisive)
     return ScoreTable(
         columns=columns,
-        rows=shown.cut(rows),
+        rows=shown_rows,
         page=shown,
         sort=wanted,
         node_sort=_toggle(wanted, SORT_NODE, False),
@@ -331,24 +364,77 @@ class PointRow:
     calls: int
     rejected: int
     reasons: list[str]
+    status: str = ""  # the code; for Filter "passed" or "rejected N"
+    css: str = ""
+
+
+# A Filter plugin's reasons shown in the points table; the rest are counted.
+REASONS_SHOWN = 3
+
+
+def filter_reasons(trace: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Per Filter plugin, the reasons it rejected nodes for, each with its count of nodes (the
+    points table's Filter rows: the trace's Filter records count rejections, the reasons are in
+    the per-node entries)."""
+    counted: dict[str, Counter[str]] = {}
+    for entries in (trace.get("filter") or {}).values():
+        for entry in entries:
+            if entry.get("code") == "Success" or entry.get("hypothetical") or entry.get("stage"):
+                continue
+            reasons = counted.setdefault(str(entry.get("plugin") or ""), Counter())
+            for reason in entry.get("reasons") or [str(entry.get("code", ""))]:
+                reasons[reason] += 1
+    shown: dict[str, list[str]] = {}
+    for plugin, reasons in counted.items():
+        lines = [
+            f"{reason} ({count} node{'' if count == 1 else 's'})"
+            for reason, count in reasons.most_common(REASONS_SHOWN)
+        ]
+        rest = len(reasons) - REASONS_SHOWN
+        if rest > 0:
+            lines.append(f"{rest} more reason{'' if rest == 1 else 's'}")
+        shown[plugin] = lines
+    return shown
 
 
 def point_rows(trace: Mapping[str, Any]) -> list[PointRow]:
+    """The extension points table. A Filter record sums over nodes: its status is "passed" or
+    "rejected N" (a plugin that rejected some nodes in a cycle that scheduled the pod is not
+    a failure), its reasons those of the nodes it rejected."""
     points = trace.get("points") or []
     slowest = max((float(p.get("durationMs") or 0) for p in points), default=0.0)
-    return [
-        PointRow(
-            point=p.get("point", ""),
-            plugin=p.get("plugin", ""),
-            code=p.get("code", ""),
-            duration_ms=float(p.get("durationMs") or 0),
-            bar=round(100 * float(p.get("durationMs") or 0) / slowest) if slowest else 0,
-            calls=int(p.get("calls", 1)),
-            rejected=int(p.get("rejected", 0)),
-            reasons=list(p.get("reasons") or []),
+    rejected_for = (
+        filter_reasons(trace)
+        if any(p.get("point") == "Filter" and p.get("rejected") for p in points)
+        else {}
+    )
+    rows = []
+    for p in points:
+        point, plugin = p.get("point", ""), p.get("plugin", "")
+        rejected = int(p.get("rejected", 0))
+        reasons = list(p.get("reasons") or [])
+        code = p.get("code", "")
+        if point == "Filter":
+            status = f"rejected {rejected}" if rejected else "passed"
+            css = "filter-rejected" if rejected else "code-Success"
+            reasons = reasons or rejected_for.get(plugin, [])
+        else:
+            status, css = code, f"code-{code}"
+        rows.append(
+            PointRow(
+                point=point,
+                plugin=plugin,
+                code=code,
+                duration_ms=float(p.get("durationMs") or 0),
+                bar=round(100 * float(p.get("durationMs") or 0) / slowest) if slowest else 0,
+                calls=int(p.get("calls", 1)),
+                rejected=rejected,
+                reasons=reasons,
+                status=status,
+                css=css,
+            )
         )
-        for p in points
-    ]
+    return rows
 
 
 QUEUE_NAMES = {
@@ -379,6 +465,8 @@ class QueuePart:
 def _detail(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value) or "-"
+    if isinstance(value, float):
+        return str(round_for_people(value))
     return "-" if value is None else str(value)
 
 

@@ -20,7 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from schedviz.cluster import selectors, services
+from schedviz.cluster import lessons, selectors, services
 from schedviz.cluster.models import Cluster
 from schedviz.cluster.services import ObjectNotFound, ObjectRef, ServiceError
 from schedviz.demo import DEMO_CLUSTER
@@ -127,6 +127,11 @@ def cluster_delete(request: HttpRequest, cluster_id: int) -> HttpResponse:
 @limit_page_writes
 def cluster_reset(request: HttpRequest, cluster_id: int) -> HttpResponse:
     cluster = _cluster(request, cluster_id)
+    if cluster.lesson:
+        # A lesson's cluster is reset to the lesson, not emptied under its panel.
+        lessons.lesson_restart(cluster=cluster)
+        messages.success(request, f"Cluster {cluster.name} reset: the lesson starts again.")
+        return redirect(_dashboard_url(cluster))
     services.cluster_reset(cluster=cluster)
     messages.success(request, f"Cluster {cluster.name} reset: every object and cycle deleted.")
     return redirect(_dashboard_url(cluster))

@@ -5,7 +5,12 @@ Authentication: ``Authorization: Token <key>`` (see ``manage.py apitoken``), or 
 session, which must then pass the CSRF check for writes. Errors answer ``{"errors": [...]}``
 with every message: 400 bad input (nothing saved), 401 no or bad credentials, 404 no such
 object (or someone else's cluster), 405 wrong method, 409 conflict, 413 body over
-``SCHEDVIZ_MAX_UPLOAD_BYTES``, 429 more writes than ``SCHEDVIZ_WRITE_RATE_PER_MINUTE``.
+``SCHEDVIZ_MAX_UPLOAD_BYTES``, 429 more writes than ``SCHEDVIZ_WRITE_RATE_PER_MINUTE``, 503 the
+rate limiter's Redis is unreachable (``Retry-After``).
+
+Hostile values are 400s naming the field, never 500s: a path or query parameter holding a NUL
+character (PostgreSQL's text cannot), an integer too long for Python to convert (over
+``sys.get_int_max_str_digits()`` digits, 4300 by default) where a number is expected.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ from django.http.response import HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from schedviz.cluster import attempts, exports, lessons, selectors, services
+from schedviz.cluster import attempts, exports, lessons, selectors, services, validation
 from schedviz.cluster.models import Cluster, DebugSession
 from schedviz.cluster.ratelimit import limit_writes
 from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
+from schedviz.kube.load import parse_json_int
 from schedviz.scheduler.trace import SCHEMA_VERSION
 
 ApiView = Callable[..., HttpResponseBase]
@@ -99,6 +105,7 @@ def api_view(*methods: str) -> Callable[[ApiView], ApiView]:
             if isinstance(user, JsonResponse):
                 return user
             try:
+                _refuse_nul_parameters(request, kwargs)
                 return view(request, user, *args, **kwargs)
             except _BodyTooLarge:
                 limit = settings.SCHEDVIZ_MAX_UPLOAD_BYTES
@@ -115,6 +122,15 @@ def api_view(*methods: str) -> Callable[[ApiView], ApiView]:
         return wrapper
 
     return decorate
+
+
+def _refuse_nul_parameters(request: HttpRequest, kwargs: dict[str, Any]) -> None:
+    """Path and query parameters end up in SQL as text, which cannot hold a NUL character."""
+    named = [(name, value) for name, value in kwargs.items() if isinstance(value, str)]
+    named += [(name, value) for name, values in request.GET.lists() for value in values]
+    errors = [error for name, value in named for error in validation.text_errors(name, value)]
+    if errors:
+        raise _BadRequest(*errors)
 
 
 def _body_text(request: HttpRequest) -> str:
@@ -139,9 +155,11 @@ def _body_text(request: HttpRequest) -> str:
 def _json_body(request: HttpRequest) -> dict[str, Any]:
     text = _body_text(request)
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(text, parse_int=parse_json_int) if text.strip() else {}
     except json.JSONDecodeError as error:
         raise _BadRequest(f"request body is not JSON: {error}") from None
+    # Integers too long to convert were kept (parse_json_int): no field takes one, and each
+    # field's check names it.
     if not isinstance(data, dict):
         raise _BadRequest("request body must be a JSON object")
     return data
@@ -179,10 +197,10 @@ def clusters(request: HttpRequest, user: User) -> HttpResponse:
         raise _BadRequest("name: Required value: a string")
     if not isinstance(clock_mode, str):
         raise _BadRequest("clockMode: Invalid value: must be a string")
-    if not isinstance(speed, int | float) or isinstance(speed, bool):
-        raise _BadRequest("speed: Invalid value: must be a number")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise _BadRequest("seed: Invalid value: must be an integer")
+    errors = validation.text_errors("name", name) + validation.speed_errors(speed)
+    errors += validation.seed_errors(seed) if seed is not None else []
+    if errors:
+        raise _BadRequest(*errors)
     cluster = services.cluster_create(
         name=name, owner=user, clock_mode=clock_mode, speed=float(speed), seed=seed
     )
@@ -202,7 +220,8 @@ def cluster_detail(request: HttpRequest, user: User, cluster_id: int) -> HttpRes
 @api_view("POST")
 @limit_writes
 def cluster_apply(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
-    """The body (YAML or JSON manifests) applied whole, or 400 with every error."""
+    """The body (YAML or JSON manifests) applied whole, or 400 with every error; a body past
+    the limits on objects, nodes or pods is refused as soon as that is seen."""
     cluster = _cluster(user, cluster_id)
     result = services.manifests_apply(cluster=cluster, text=_body_text(request))
     applied = [obj.to_json() for obj in result.objects]

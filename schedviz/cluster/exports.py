@@ -38,6 +38,7 @@ from schedviz.cluster import services
 from schedviz.cluster.models import KIND_MODELS, Cluster, Cycle, NamespacedResource
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.cluster.services import ServiceError
+from schedviz.kube.load import parse_json_int, unstorable_value
 from schedviz.scheduler.apis.config.v1 import default_configuration
 from schedviz.scheduler.store import Event as SchedulerEvent
 from schedviz.scheduler.trace import (
@@ -48,6 +49,8 @@ from schedviz.scheduler.trace import (
 )
 
 TRACE_KIND = "schedviz-trace"
+# The largest cycle number or attempt count a Cycle row holds (PositiveIntegerField).
+MAX_STORED_INT = 2**31 - 1
 
 # ---------------------------------------------------------------------------------------------
 # kube-scheduler-simulator's annotation keys and messages (upstream's exact strings)
@@ -263,7 +266,7 @@ def _parse_jsonl(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | Non
     if not lines:
         return None
     try:
-        header = json.loads(lines[0][1])
+        header = json.loads(lines[0][1], parse_int=parse_json_int)
     except json.JSONDecodeError:
         return None
     if not isinstance(header, dict) or header.get("kind") != TRACE_KIND:
@@ -277,13 +280,22 @@ def _parse_jsonl(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | Non
     seen: set[int] = set()
     for number, line in lines[1:]:
         try:
-            trace = json.loads(line)
+            trace = json.loads(line, parse_int=parse_json_int)
         except json.JSONDecodeError as error:
             raise _bad(f"line {number}: not JSON: {error}") from None
+        unstorable = unstorable_value(trace)
+        if unstorable is not None:
+            raise _bad(f"line {number}: {unstorable[0]}: Invalid value: {unstorable[1]}")
         if not isinstance(trace, dict) or not isinstance(trace.get("pod"), str):
             raise _bad(f"line {number}: a cycle must be a JSON object with a pod")
-        if not isinstance(trace.get("cycle"), int):
-            raise _bad(f"line {number}: cycle: Required value: an integer")
+        for name in ("cycle", "attempt"):
+            value = trace.get(name) if name == "cycle" else trace.get(name) or 0
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise _bad(f"line {number}: {name}: Required value: an integer")
+            if not 0 <= value <= MAX_STORED_INT:
+                raise _bad(
+                    f"line {number}: {name}: Invalid value: must be between 0 and {MAX_STORED_INT}"
+                )
         if trace["cycle"] in seen:
             raise _bad(f"line {number}: cycle: Duplicate value: {trace['cycle']}")
         seen.add(trace["cycle"])
@@ -380,7 +392,7 @@ def _kss_json(annotations: Mapping[str, str], key: str) -> Any:
         return {}
     try:
         return json.loads(raw)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer over Python's digit limit
         raise _bad(f"annotation {key}: not JSON") from None
 
 
@@ -513,7 +525,7 @@ def _parse_kss(text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] |
     """(objects with kss annotations removed, traces) of a kss-annotated List, or None."""
     try:
         document = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: an integer over Python's digit limit
         return None
     if not isinstance(document, dict) or not isinstance(document.get("items"), list):
         return None
@@ -582,7 +594,7 @@ def import_name(*, owner: User | None, text: str) -> str:
     """A free name for an import: the exported cluster's (from a JSON-lines header)."""
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
-        header = json.loads(first)
+        header = json.loads(first, parse_int=parse_json_int)
     except json.JSONDecodeError:
         header = None
     base = "imported"

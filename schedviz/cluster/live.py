@@ -8,7 +8,8 @@ is a dict whose ``type`` names the consumer's handler (Channels turns ``cluster.
 - ``cluster.cycles``: ``cycles``, a list of ``cycle_summary`` dicts, oldest first, and
   ``dropped``, how many older summaries of the same interval were left out (absent when none);
 - ``cluster.queue``: ``queue``, the scheduling queue as a trace records it
-  (docs/trace-format.md), and ``pending``, the number of pods not bound;
+  (docs/trace-format.md; null to a websocket client connecting before any runner wrote one),
+  and ``pending``, the number of pods not bound;
 - ``cluster.status``: ``runner`` (``running``, ``idle`` or ``offline``) and what else is known
   (``clock`` and ``paused`` while running, ``stopped`` and the run's figures once idle);
 - ``cluster.debug``: the step debugger moved; its fields are the debugger's (docs/live-system.md).
@@ -51,7 +52,7 @@ def cycles_message(cycles: list[dict[str, Any]], *, dropped: int = 0) -> dict[st
     return message
 
 
-def queue_message(queue: dict[str, Any], pending: int) -> dict[str, Any]:
+def queue_message(queue: dict[str, Any] | None, pending: int) -> dict[str, Any]:
     return {"type": QUEUE, "queue": queue, "pending": pending}
 
 

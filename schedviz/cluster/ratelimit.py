@@ -5,11 +5,17 @@ Each client (the user, or the address of an anonymous one) has a bucket of
 write that finds the bucket empty is answered 429 with ``Retry-After``, the seconds until a token
 is back. Reads are never limited. The bucket is read and written without a lock, so clients that
 race may get a few writes more than the rate: a brake on floods, not an exact quota.
+
+In distributed mode the buckets live in Redis. While Redis cannot be reached, writes are refused
+with 503 and ``Retry-After: UNAVAILABLE_RETRY_SECONDS`` (the limiter does not fail open): Redis
+is also the Celery broker and the channel layer, so a write then would be saved but neither
+scheduled nor shown live until it is back, and ``/readyz`` says 503 meanwhile too.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -19,9 +25,14 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 KEY_PREFIX = "ratelimit:writes:"
+# Retry-After of the 503 a write gets while the limiter's store is unreachable.
+UNAVAILABLE_RETRY_SECONDS = 5
 
 View = Callable[..., HttpResponse]
 
@@ -60,7 +71,21 @@ def limit_writes(view: View) -> View:
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         rate = settings.SCHEDVIZ_WRITE_RATE_PER_MINUTE
         if rate and request.method not in READ_METHODS:
-            wait = take_token(_client_key(request, args), rate)
+            try:
+                wait = take_token(_client_key(request, args), rate)
+            except RedisError:
+                logger.warning("write refused: the rate limiter's Redis is unreachable")
+                response = JsonResponse(
+                    {
+                        "errors": [
+                            "service unavailable: the rate limiter's store (Redis) cannot be "
+                            f"reached; retry after {UNAVAILABLE_RETRY_SECONDS} seconds"
+                        ]
+                    },
+                    status=503,
+                )
+                response["Retry-After"] = str(UNAVAILABLE_RETRY_SECONDS)
+                return response
             if wait:
                 seconds = max(math.ceil(wait), 1)
                 response = JsonResponse(

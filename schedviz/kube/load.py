@@ -11,7 +11,12 @@ reports the rest); aliases, depth and alias expansion are bounded so that hostil
 "alias bomb", a self-referencing anchor, thousands of nested brackets) fails with a clear
 message instead of exhausting memory or the stack. Strings holding a NUL character or a lone
 surrogate (JSON can escape both) are refused, naming the field: neither can be stored
-(PostgreSQL text and jsonb refuse NUL; UTF-8 has no surrogates). Only safe loading is used:
+(PostgreSQL text and jsonb refuse NUL; UTF-8 has no surrogates); so are integers longer than
+Python converts (``sys.get_int_max_str_digits()``, 4300 digits by default), also naming the
+field. Inputs too big to be accepted are refused while they are read, not after (``ObjectLimits``:
+at most so many objects, nodes, pods in one input): YAML's document markers are counted before
+anything is parsed, a List's items before any is decoded, and objects, nodes and pods as they
+are decoded, the input refused at the first one past a limit. Only safe loading is used:
 libyaml's CSafeLoader when the text cannot nest deeply, else a bounded pure-Python
 SafeLoader. Syntax error lines count from the top of the file (kubectl counts from the top of
 the document).
@@ -22,7 +27,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +55,41 @@ _EXPANSION_RATIO = 4
 EXCESSIVE_ALIASING = "document contains excessive aliasing"
 
 
+@dataclass(frozen=True)
+class Limit:
+    """At most ``count`` of something in one input; ``setting`` names where it is configured."""
+
+    count: int
+    setting: str = ""
+
+    def refusal(self, what: str) -> str:
+        where = f" ({self.setting})" if self.setting else ""
+        return f"the input holds more than {self.count} {what}; the limit is {self.count}{where}"
+
+
+@dataclass(frozen=True)
+class ObjectLimits:
+    """Limits on one input: objects (every document and List item), and nodes and pods."""
+
+    objects: Limit | None = None
+    nodes: Limit | None = None
+    pods: Limit | None = None
+
+
+class _TooMany(Exception):
+    pass
+
+
+_DOCUMENT_MARKER = re.compile(r"^---(?:[ \t\r]|$)", re.MULTILINE)
+
+
+def _document_bound(text: str) -> int:
+    """An upper bound on the YAML documents of ``text``: a ``---`` at the start of a line always
+    starts one (YAML forbids it inside scalars), and text before the first is one more."""
+    markers = _DOCUMENT_MARKER.findall(text)
+    return len(markers) + (0 if text.lstrip().startswith("---") else 1)
+
+
 @dataclass
 class Manifests:
     """What a set of manifests holds, in input order."""
@@ -57,14 +98,48 @@ class Manifests:
     scheduler_configs: list[dict[str, Any]] = field(default_factory=list)
 
 
+class OversizedInt:
+    """An integer with more digits than Python converts, kept as text so that the document's
+    check can name the field it is in."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits.lstrip("+-").replace("_", "")
+
+
+def _is_oversized(digits: str) -> bool:
+    return len(digits.lstrip("+-").replace("_", "")) > sys.get_int_max_str_digits()
+
+
+def parse_json_int(digits: str) -> int | OversizedInt:
+    """``json.loads``'s ``parse_int`` that keeps over-long integers for the check to name."""
+    return OversizedInt(digits) if _is_oversized(digits) else int(digits)
+
+
+def _construct_yaml_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | OversizedInt:
+    value = loader.construct_scalar(node)
+    if isinstance(value, str) and _is_oversized(value):
+        return OversizedInt(value)
+    number: int = loader.construct_yaml_int(node)
+    return number
+
+
+def _with_int_limit(loader: type[Any]) -> type[Any]:
+    """``loader`` whose integers over Python's digit limit become OversizedInt."""
+    limited: type[Any] = type(f"IntLimited{loader.__name__}", (loader,), {})
+    limited.add_constructor("tag:yaml.org,2002:int", _construct_yaml_int)
+    return limited
+
+
 _CSafeLoader: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+if _CSafeLoader is not None:
+    _CSafeLoader = _with_int_limit(_CSafeLoader)
 
 
 class _LimitExceeded(Exception):
     pass
 
 
-class _BoundedLoader(yaml.SafeLoader):
+class _BoundedSafeLoader(yaml.SafeLoader):
     """yaml.SafeLoader that refuses deep nesting and excessive aliasing while composing."""
 
     def __init__(self, stream: str) -> None:
@@ -84,6 +159,9 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+
+_BoundedLoader = _with_int_limit(_BoundedSafeLoader)
 
 
 def _check_expansion(document: Any) -> None:
@@ -154,8 +232,13 @@ def _yaml_documents(text: str) -> Iterator[Any]:
         loader.dispose()
 
 
-def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
+def _split_documents(
+    text: str, source: str, precount: Callable[[int], None] | None = None
+) -> Iterator[tuple[int, Any]]:
     """(position from 1, parsed document) for every document; raises DocumentError on syntax.
+
+    ``precount`` is told how many objects a parsed document holds (a JSON array's elements, a
+    List's items) before the document is checked or yielded, so that it may refuse it unread.
 
     Text that looks like JSON is read as JSON (an array is a list of documents); if it is not
     JSON after all it is read as YAML (flow style), and if that fails too the JSON error is
@@ -164,7 +247,7 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
     json_error = None
     if text.lstrip()[:1] in ("{", "["):
         try:
-            parsed = json.loads(text)
+            parsed = json.loads(text, parse_int=parse_json_int)
         except json.JSONDecodeError as error:
             json_error = DocumentError(
                 f"json: line {error.lineno}, column {error.colno}: {error.msg}",
@@ -175,7 +258,10 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
         except RecursionError:
             raise DocumentError(f"exceeded max depth of {MAX_DEPTH}", 1, source) from None
         else:
-            yield from _numbered(parsed if isinstance(parsed, list) else [parsed], source)
+            documents = parsed if isinstance(parsed, list) else [parsed]
+            if precount is not None:
+                precount(sum(_objects_in(document) for document in documents))
+            yield from _numbered(documents, source)
             return
     position = 0
     try:
@@ -186,6 +272,8 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
             )
             for item in items:
                 position += 1
+                if precount is not None:
+                    precount(_objects_in(item))
                 _check_or_raise(item, position, source)
                 yield position, item
     except yaml.MarkedYAMLError as error:
@@ -204,6 +292,15 @@ def _split_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
         ) from None
 
 
+def _objects_in(document: Any) -> int:
+    """How many objects a document holds: a List's items, else itself."""
+    if isinstance(document, dict) and isinstance(document.get("items"), list):
+        kind = document.get("kind")
+        if isinstance(kind, str) and kind.endswith("List"):
+            return len(document["items"])
+    return 1
+
+
 def _numbered(documents: list[Any], source: str) -> Iterator[tuple[int, Any]]:
     for position, document in enumerate(documents, start=1):
         _check_or_raise(document, position, source)
@@ -211,22 +308,32 @@ def _numbered(documents: list[Any], source: str) -> Iterator[tuple[int, Any]]:
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_UNSTORABLE_STRING = "strings may not contain NUL characters or unpaired surrogates"
 
 
-def _unstorable_string(document: Any) -> str | None:
-    """The path of the first key or string value that cannot be stored, if any."""
+def _oversized(number: OversizedInt) -> str:
+    limit = sys.get_int_max_str_digits()
+    return f"an integer of {len(number.digits)} digits: at most {limit} digits"
+
+
+def unstorable_value(document: Any) -> tuple[str, str] | None:
+    """The path of the first key or value that cannot be stored, if any, and why."""
     stack: list[tuple[Any, str]] = [(document, "")]
     while stack:
         node, path = stack.pop()
         if isinstance(node, str):
             if _UNSTORABLE.search(node):
-                return path or "<document>"
+                return path or "<document>", _UNSTORABLE_STRING
+        elif isinstance(node, OversizedInt):
+            return path or "<document>", _oversized(node)
         elif isinstance(node, dict):
             for key, value in node.items():
+                if isinstance(key, OversizedInt):
+                    return f"{path}.<key>" if path else "<key>", _oversized(key)
                 name = str(key)
                 child = f"{path}.{name}" if path else name
                 if _UNSTORABLE.search(name):
-                    return child
+                    return child, _UNSTORABLE_STRING
                 stack.append((value, child))
         elif isinstance(node, list):
             stack.extend((value, f"{path}[{i}]") for i, value in enumerate(node))
@@ -238,13 +345,10 @@ def _check_or_raise(document: Any, position: int, source: str) -> None:
         _check_expansion(document)
     except _LimitExceeded as error:
         raise DocumentError(str(error), position, source) from None
-    path = _unstorable_string(document)
-    if path is not None:
-        raise DocumentError(
-            f"{path}: Invalid value: strings may not contain NUL characters or unpaired surrogates",
-            position,
-            source,
-        )
+    unstorable = unstorable_value(document)
+    if unstorable is not None:
+        path, reason = unstorable
+        raise DocumentError(f"{path}: Invalid value: {reason}", position, source)
 
 
 def _type_name(value: Any) -> str:
@@ -256,18 +360,44 @@ def _type_name(value: Any) -> str:
 class _Collector:
     """Gathers objects and errors over every source, so the whole input is judged at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: ObjectLimits | None = None) -> None:
         self.manifests = Manifests()
         self.errors: list[LocatedError] = []
         self._seen: set[tuple[str, str]] = set()
+        self._limits = limits or ObjectLimits()
+        self._objects = 0
+        self._kinds = {"Node": 0, "Pod": 0}
 
     def add_text(self, text: str, source: str) -> None:
+        objects = self._limits.objects
+        if (
+            objects is not None
+            and text.lstrip()[:1] not in ("{", "[")
+            and self._objects + _document_bound(text) > objects.count
+        ):
+            raise _TooMany(objects.refusal("objects"))
         try:
-            for position, document in _split_documents(text, source):
+            for position, document in _split_documents(text, source, self._count_objects):
                 if document is not None:
                     self._add_document(document, source, position, "")
         except DocumentError as error:
             self.errors.append(error)
+
+    def _count_objects(self, count: int) -> None:
+        limit = self._limits.objects
+        if limit is not None and self._objects + count > limit.count:
+            raise _TooMany(limit.refusal("objects"))
+
+    def _count(self, document: dict[str, Any]) -> None:
+        """Counts an object about to be decoded; past a limit the whole input is refused."""
+        self._count_objects(1)
+        self._objects += 1
+        kind = document.get("kind")
+        if isinstance(kind, str) and kind in self._kinds:
+            self._kinds[kind] += 1
+            limit = self._limits.nodes if kind == "Node" else self._limits.pods
+            if limit is not None and self._kinds[kind] > limit.count:
+                raise _TooMany(limit.refusal("nodes" if kind == "Node" else "pods"))
 
     def _add_document(self, document: Any, source: str, position: int, item_path: str) -> None:
         if not isinstance(document, dict):
@@ -297,6 +427,7 @@ class _Collector:
             self._add_document(item, source, position, f"{prefix}items[{i}]")
 
     def _add_object(self, document: dict[str, Any], source: str, position: int, path: str) -> None:
+        self._count(document)
         try:
             obj = decode_object(document)
         except (InvalidObjectError, DocumentError) as error:
@@ -319,10 +450,17 @@ class _Collector:
         return self.manifests
 
 
-def load_manifests(text: str, source: str = "<input>") -> Manifests:
-    """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong."""
-    collector = _Collector()
-    collector.add_text(text, source)
+def load_manifests(
+    text: str, source: str = "<input>", *, limits: ObjectLimits | None = None
+) -> Manifests:
+    """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong.
+
+    ``limits``: an input past one is refused with that one error as soon as it is seen."""
+    collector = _Collector(limits)
+    try:
+        collector.add_text(text, source)
+    except _TooMany as error:
+        raise ManifestError([DocumentError(str(error), source=source)]) from None
     return collector.result()
 
 

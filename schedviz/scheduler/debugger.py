@@ -70,15 +70,21 @@ EXPLANATIONS = {
 }
 
 
+# Rejected nodes named per Filter plugin; beyond this many, the count says the rest.
+NAMED_NODES = 10
+
+
 @dataclass(frozen=True, slots=True)
 class PluginOutcome:
-    """What one plugin did at a point: its status, and for Filter and Score how many nodes."""
+    """What one plugin did at a point: its status, and for Filter and Score how many nodes;
+    for Filter the first rejected nodes by name (``NAMED_NODES``) with their reasons."""
 
     plugin: str
     code: str
     reasons: tuple[str, ...] = ()
     calls: int = 1
     rejected: int = 0
+    rejected_nodes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +93,7 @@ class PluginOutcome:
             "reasons": list(self.reasons),
             "calls": self.calls,
             "rejected": self.rejected,
+            "rejectedNodes": list(self.rejected_nodes),
         }
 
 
@@ -101,15 +108,46 @@ class PointOutcome:
         return {"point": self.point, "plugins": [p.to_json() for p in self.plugins]}
 
 
-def outcomes(records: list[PointRecord]) -> tuple[PointOutcome, ...]:
-    """Records grouped by point, in the order they ran."""
+def _filter_rejections(trace: CycleTrace | None) -> dict[str, tuple[list[str], list[str]]]:
+    """Per Filter plugin, the first nodes it rejected (in the walk's order) and their reasons."""
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    if trace is None:
+        return found
+    for node, (_, status) in trace.filter_results.items():
+        if status is None:
+            continue
+        nodes, reasons = found.setdefault(status.plugin, ([], []))
+        if len(nodes) < NAMED_NODES:
+            nodes.append(node)
+        reasons.extend(r for r in status.reasons if r not in reasons)
+    return found
+
+
+def outcomes(
+    records: list[PointRecord], trace: CycleTrace | None = None
+) -> tuple[PointOutcome, ...]:
+    """Records grouped by point, in the order they ran; Filter's rejections named from the
+    cycle's ``trace`` when given."""
     grouped: list[tuple[str, list[PluginOutcome]]] = []
+    rejections = (
+        _filter_rejections(trace) if any(r.point == FILTER and r.rejected for r in records) else {}
+    )
     for record in records:
         if not grouped or grouped[-1][0] != record.point:
             grouped.append((record.point, []))
+        nodes: list[str] = []
+        reasons = list(record.reasons)
+        if record.point == FILTER and record.plugin in rejections:
+            nodes, found = rejections[record.plugin]
+            reasons = reasons or found
         grouped[-1][1].append(
             PluginOutcome(
-                record.plugin, record.code.name, record.reasons, record.calls, record.rejected
+                record.plugin,
+                record.code.name,
+                tuple(reasons),
+                record.calls,
+                record.rejected,
+                tuple(nodes),
             )
         )
     return tuple(PointOutcome(point, tuple(plugins)) for point, plugins in grouped)
@@ -153,7 +191,7 @@ class DebugCycle:
 
     def before(self, point: str, pod: Pod, plugins: list[str] | tuple[str, ...]) -> None:
         records = self.trace.points
-        previous = outcomes(records[self._mark :])
+        previous = outcomes(records[self._mark :], self.trace)
         self._mark = len(records)
         self.debugger.stop(
             Stop(

@@ -11,9 +11,12 @@ names (``Pod``, ``NodeNames``, ``FailedNodes``...) and, as Go's decoder does, an
 with keys matched regardless of case. Pods and nodes go out as their v1 manifests.
 
 Deliberately different:
-- Extender URLs are checked when the scheduler is built: only http and https, and only hosts in
-  the allow-list the caller passes (``None`` allows every host). Redirects are not followed and
-  proxies from the environment are not used, so a request goes to the configured host or nowhere.
+- Extender URLs are checked when the scheduler is built: only http and https, and only the
+  ``host:port`` pairs of the allow-list the caller passes (``None`` allows any). Redirects are not
+  followed and proxies from the environment are not used, so a request goes to the configured
+  host and port or nowhere. A request that gets no HTTP answer fails with one message whatever
+  the socket said (upstream adds Go's dial error), so that a trace cannot tell open ports from
+  closed ones.
 - ``httpTimeout`` bounds each socket operation rather than the whole exchange.
 - An extender's successful Bind is applied to the simulated cluster by schedviz: the extender
   cannot reach it, and the pod would otherwise never be bound.
@@ -57,6 +60,9 @@ EXTENDER_NAME = "Extender"
 # noderesources.Name, whose args receive the resources extenders manage alone.
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 
+# The one error of a request that got no HTTP answer (refused, timed out, unreachable, reset).
+NO_ANSWER = "no HTTP answer from the extender"
+
 VERB_FILTER = "filter"
 VERB_PRIORITIZE = "prioritize"
 VERB_PREEMPT = "preempt"
@@ -87,6 +93,18 @@ class FilterResult:
 def normalize_host(host: str) -> str:
     """A host as the allow-list compares it: lower case, IPv6 without brackets."""
     return host.strip().lower().removeprefix("[").removesuffix("]")
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as the allow-list writes it (``[v6]:port`` for IPv6)."""
+    host = normalize_host(host)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def normalize_host_port(entry: str) -> str:
+    """An allow-list entry, ``host:port``, written as ``host_port`` writes it."""
+    host, _, port = entry.strip().rpartition(":")
+    return host_port(host, int(port)) if port.isdigit() else entry.strip().lower()
 
 
 def build_extenders(
@@ -129,16 +147,17 @@ def _check_url(config: Extender, allowed_hosts: frozenset[str] | None, index: in
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ExtenderConfigError(f"{where}: urlPrefix must be an http or https URL with a host")
     try:
-        parts.port  # noqa: B018 - a bad port raises here rather than at the first call
+        port = parts.port
     except ValueError as error:
         raise ExtenderConfigError(f"{where}: {error}") from None
     if allowed_hosts is None:
         return
-    host = normalize_host(parts.hostname)
-    if host not in {normalize_host(h) for h in allowed_hosts}:
+    target = host_port(parts.hostname, port or (443 if parts.scheme == "https" else 80))
+    if target not in {normalize_host_port(entry) for entry in allowed_hosts}:
         allowed = ", ".join(sorted(allowed_hosts)) or "none"
         raise ExtenderConfigError(
-            f'{where}: host "{host}" is not an allowed extender host (allowed: {allowed})'
+            f'{where}: "{target}" is not an allowed extender host:port '
+            f"(SCHEDVIZ_EXTENDER_ALLOWED_HOSTS: {allowed})"
         )
 
 
@@ -454,8 +473,14 @@ class HTTPExtender:
             connection.request("POST", target, body, {"Content-Type": "application/json"})
             response = connection.getresponse()
             payload = response.read()
-        except (OSError, http.client.HTTPException) as error:
-            raise ExtenderError(f'Post "{url}": {error or type(error).__name__}') from None
+        except ssl.SSLCertVerificationError as error:
+            # A TLS server answered (on an allowed host:port) with a certificate not trusted:
+            # the configuration's to fix, so said.
+            raise ExtenderError(f'Post "{url}": {error.verify_message} ({error.reason})') from None
+        except (OSError, http.client.HTTPException):
+            # Upstream's "Post <url>: <dial error>", without the error: whether the port was
+            # closed, filtered or spoke something else than HTTP is not the user's to learn.
+            raise ExtenderError(f'Post "{url}": {NO_ANSWER}') from None
         finally:
             connection.close()
         if response.status != http.client.OK:

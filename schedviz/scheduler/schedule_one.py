@@ -553,7 +553,7 @@ class ScheduleOne:
         rejected: list[tuple[str, Status]] = []
         error: _SchedulingError | None = None
         passed_all = (len(filter_names), None)  # a feasible node's result, shared (immutable)
-        started = time.perf_counter()
+        framework.filter_durations.clear()
         for batch, statuses in self._filter_walk(framework, state, pod, nodes, start, to_find):
             wanted = to_find - len(feasible)
             if not any(map(is_not, statuses, repeat(None))):
@@ -601,7 +601,7 @@ class ScheduleOne:
         # Each distinct status once, in the order of first appearance (as node by node).
         for status in dict(zip(map(id, rejections), rejections, strict=True)).values():
             _add_plugin_status(diagnosis, status)
-        self._record_filter_point(framework, trace, rejected, time.perf_counter() - started)
+        self._record_filter_point(framework, trace, rejected)
         if error is not None:
             raise error
         if num_all < MIN_FEASIBLE_NODES_TO_FIND:
@@ -709,10 +709,12 @@ class ScheduleOne:
         framework: Framework,
         trace: CycleTrace,
         rejected: list[tuple[str, Status]],
-        duration: float,
     ) -> None:
+        """One Filter record per plugin: the nodes it rejected, over the nodes evaluated, and
+        the time it took itself (the framework measures each plugin)."""
         from schedviz.scheduler.trace import PointRecord
 
+        durations = framework.filter_durations
         per_plugin = Counter(map(_plugin_of, map(_second, rejected)))
         evaluated = len(trace.filter_results)
         for name in trace.filter_plugins:
@@ -722,7 +724,7 @@ class ScheduleOne:
                     point="Filter",
                     plugin=name,
                     code=Code.Unschedulable if count else Code.Success,
-                    duration=duration / max(len(trace.filter_plugins), 1),
+                    duration=durations.get(name, 0.0),
                     calls=evaluated,
                     rejected=count,
                 )

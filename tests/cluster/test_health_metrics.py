@@ -350,3 +350,51 @@ def test_cycles_create_keeps_the_attempts_wall_time_or_sums_its_points() -> None
     assert rows[first.cycle].duration_seconds == first.duration
     summed = sum(point["durationMs"] for point in second.to_json()["points"]) / 1000
     assert rows[second.cycle].duration_seconds == pytest.approx(summed)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("address", "headers", "status"),
+    [
+        ("127.0.0.1", {}, 200),
+        ("::1", {}, 200),
+        ("10.0.0.7", {}, 403),
+        ("203.0.113.9", {}, 403),
+        # A proxy on the same machine makes every visitor look local.
+        ("127.0.0.1", {"X-Forwarded-For": "203.0.113.9"}, 403),
+        ("127.0.0.1", {"Forwarded": "for=203.0.113.9"}, 403),
+    ],
+)
+def test_without_a_token_metrics_answer_local_callers_only(
+    client: Client, address: str, headers: dict[str, str], status: int
+) -> None:
+    response = client.get("/metrics", REMOTE_ADDR=address, headers=headers)
+    assert response.status_code == status
+    if status == 403:
+        assert b"SCHEDVIZ_METRICS_TOKEN" in response.content
+        assert b"scheduler_" not in response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("authorization", "status"),
+    [
+        ("Bearer s3cret-token", 200),
+        (None, 401),
+        ("Bearer wrong", 401),
+        ("Bearer s3cret-token-and-more", 401),
+        ("Token s3cret-token", 401),
+        ("s3cret-token", 401),
+    ],
+)
+def test_with_a_token_metrics_need_it_as_a_bearer_from_anywhere(
+    client: Client, settings: Any, authorization: str | None, status: int
+) -> None:
+    settings.SCHEDVIZ_METRICS_TOKEN = "s3cret-token"
+    headers = {"Authorization": authorization} if authorization else {}
+    response = client.get("/metrics", REMOTE_ADDR="10.0.0.7", headers=headers)
+    assert response.status_code == status
+    if status == 401:
+        assert response["WWW-Authenticate"] == 'Bearer realm="metrics"'
+    else:
+        assert response["Content-Type"] == metrics.CONTENT_TYPE

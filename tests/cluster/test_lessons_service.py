@@ -67,7 +67,18 @@ def test_api_lists_and_loads_lessons(client: Client) -> None:
     listed = client.get("/api/lessons", **auth)
     assert listed.status_code == 200
     first = listed.json()["lessons"][0]
-    assert set(first) == {"slug", "title", "summary", "explanation", "thingsToTry", "teaches"}
+    assert set(first) == {
+        "slug",
+        "title",
+        "summary",
+        "explanation",
+        "thingsToTry",
+        "teaches",
+        "steps",
+        "pending",
+    }
+    # The steps name the pods to predict, never their outcome.
+    assert first["steps"][0] == {"pod": "default/spread-me", "attempt": 1}
     loaded = client.post("/api/lessons/topology-spread/load", **auth)
     assert loaded.status_code == 201
     cluster = Cluster.objects.get(id=loaded.json()["id"])

@@ -72,7 +72,7 @@ def test_a_run_of_two_profiles_is_saved_with_each_variants_configuration(
     assert [p["schedulerName"] for p in variants[1].configuration["profiles"]] == ["packer"]
     assert run.seed == two_profile_cluster.seed
     kinds = [m["kind"] for m in run.manifests]
-    assert kinds.count("Node") == 2 and kinds.count("Pod") == 5
+    assert kinds.count("Node") == 2 and kinds.count("Pod") == 6  # the lesson's, agent included
 
 
 def test_a_committed_run_is_handed_to_the_registered_run_starter(

@@ -2,16 +2,18 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from schedviz.kube import load
 from schedviz.kube.errors import (
     AlreadyExistsError,
     DocumentError,
     InvalidObjectError,
     ManifestError,
 )
-from schedviz.kube.load import load_files, load_manifests
+from schedviz.kube.load import Limit, ObjectLimits, load_files, load_manifests
 from schedviz.kube.objects import Namespace, Node, Pod, PriorityClass
 
 NODE = """
@@ -256,3 +258,93 @@ def test_load_files_reads_a_directorys_manifests_in_name_order(tmp_path: Path) -
     (tmp_path / "nested").mkdir()
     (tmp_path / "nested" / "c.yaml").write_text(NODE)
     assert [type(o) for o in load_files([str(tmp_path)]).objects] == [Node, Pod]
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits, checked while reading
+
+
+LIMITS = ObjectLimits(
+    objects=Limit(10, "MAX_OBJECTS"), nodes=Limit(3, "MAX_NODES"), pods=Limit(4, "MAX_PODS")
+)
+
+
+def _pods(count: int) -> list[dict[str, object]]:
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p-{i}"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        }
+        for i in range(count)
+    ]
+
+
+def _refusal(text: str, limits: ObjectLimits = LIMITS) -> str:
+    with pytest.raises(ManifestError) as refused:
+        load_manifests(text, limits=limits)
+    [error] = refused.value.errors
+    return str(error)
+
+
+def test_pods_past_the_limit_are_refused_at_the_first_one_past_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decoded: list[str] = []
+    real_decode = load.decode_object
+
+    def counting_decode(document: dict[str, Any]) -> Any:
+        decoded.append(document["metadata"]["name"])
+        return real_decode(document)
+
+    monkeypatch.setattr(load, "decode_object", counting_decode)
+    text = "\n---\n".join(json.dumps(pod) for pod in _pods(8))
+    assert _refusal(text) == "<input>: the input holds more than 4 pods; the limit is 4 (MAX_PODS)"
+    assert decoded == ["p-0", "p-1", "p-2", "p-3"]
+
+
+def test_nodes_past_the_limit_are_refused_naming_it() -> None:
+    text = "\n---\n".join(NODE.replace("n1", f"n{i}") for i in range(4))
+    assert _refusal(text).endswith("more than 3 nodes; the limit is 3 (MAX_NODES)")
+
+
+def test_yaml_documents_past_the_limit_are_refused_before_any_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(load, "_make_loader", lambda text: pytest.fail("parsed"))
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n"
+    text = "---\n".join([namespace] * 11)
+    assert _refusal(text).endswith("more than 10 objects; the limit is 10 (MAX_OBJECTS)")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps(_pods(11)),
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": _pods(11)}),
+        "apiVersion: v1\nkind: PodList\nitems:\n"
+        + "".join(f"- {json.dumps(pod)}\n" for pod in _pods(11)),
+    ],
+    ids=["json-array", "json-list", "yaml-list"],
+)
+def test_arrays_and_lists_past_the_object_limit_are_refused_before_any_item_is_decoded(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    monkeypatch.setattr(load, "decode_object", lambda document: pytest.fail("decoded"))
+    limits = ObjectLimits(objects=Limit(10, "MAX_OBJECTS"))
+    assert _refusal(text, limits).endswith("more than 10 objects; the limit is 10 (MAX_OBJECTS)")
+
+
+def test_an_input_at_the_limits_exactly_loads() -> None:
+    text = "\n---\n".join([*(json.dumps(pod) for pod in _pods(4)), NODE])
+    assert len(load_manifests(text, limits=LIMITS).objects) == 5
+
+
+def test_dashes_inside_a_block_scalar_are_not_counted_as_documents() -> None:
+    text = (
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n  annotations:\n"
+        "    note: |\n      ---\n      --- more\n"
+    )
+    [namespace] = load_manifests(text, limits=ObjectLimits(objects=Limit(1))).objects
+    assert isinstance(namespace, Namespace)

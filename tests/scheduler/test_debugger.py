@@ -81,6 +81,12 @@ def test_a_pod_rejected_at_filter_goes_to_postfilter_and_ends_there() -> None:
     fit = next(p for p in filter_outcome.plugins if p.plugin == "NodeResourcesFit")
     assert filter_outcome.point == "Filter"
     assert (fit.code, fit.rejected, fit.calls) == ("Unschedulable", 2, 2)
+    # The nodes rejected are named, with the reasons they were rejected for.
+    assert sorted(fit.rejected_nodes) == ["node-0", "node-1"]
+    assert fit.reasons == ("Insufficient cpu",)
+    assert fit.to_json()["rejectedNodes"] == list(fit.rejected_nodes)
+    others = [p for p in filter_outcome.plugins if p.plugin != "NodeResourcesFit"]
+    assert others and all(p.rejected_nodes == () and p.reasons == () for p in others)
 
 
 def test_one_feasible_node_is_not_scored_so_there_is_no_score_stop() -> None:

@@ -13,6 +13,7 @@ import dataclasses
 import io
 import json
 import shutil
+import socket
 import ssl
 import subprocess
 import threading
@@ -29,6 +30,7 @@ from schedviz.scheduler.apis.config.types import Extender, ExtenderManagedResour
 from schedviz.scheduler.apis.config.v1 import decode_configuration
 from schedviz.scheduler.clock import VirtualClock
 from schedviz.scheduler.extender import (
+    NO_ANSWER,
     ExtenderConfigError,
     HTTPExtender,
     convert_to_meta_victims,
@@ -199,10 +201,19 @@ def _start(server: _ExtenderServer, servers: list[_ExtenderServer]) -> str:
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[FakeExtender], str]]:
-    """Starts a fake extender on an ephemeral port and returns its URL prefix."""
+def serve(settings: Any) -> Iterator[Callable[[FakeExtender], str]]:
+    """Starts a fake extender on an ephemeral port, allows its host:port (for the services and
+    commands that read SCHEDVIZ_EXTENDER_ALLOWED_HOSTS), and returns its URL prefix."""
     servers: list[_ExtenderServer] = []
-    yield lambda fake: _start(_ExtenderServer(fake), servers)
+
+    def start(fake: FakeExtender) -> str:
+        url = _start(_ExtenderServer(fake), servers)
+        settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS = settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS | {
+            f"127.0.0.1:{servers[-1].server_address[1]}"
+        }
+        return url
+
+    yield start
     for server in servers:
         server.shutdown()
         server.server_close()
@@ -601,7 +612,7 @@ def test_a_failing_extender_makes_the_cycle_an_error_unless_ignorable(
     cycle = run_one_cycle(sched)
     assert cycle["result"] == "Scheduled"
     [call] = cycle["extenders"]
-    assert call["ignored"] is True and call["error"].startswith(f'Post "{closed.url}/filter": ')
+    assert call["ignored"] is True and call["error"] == f'Post "{closed.url}/filter": {NO_ANSWER}'
 
 
 def test_prioritizer_scores_are_weighted_and_traced(serve: Callable[[FakeExtender], str]) -> None:
@@ -818,20 +829,90 @@ def test_https_extenders_trust_as_upstream_configures_them(
 # The allow-list
 
 
-def test_an_extender_outside_the_allowed_hosts_is_refused() -> None:
+LOOPBACK_8888 = frozenset({"127.0.0.1:8888", "localhost:8888", "[::1]:8888"})
+
+
+@pytest.mark.parametrize(
+    ("url", "target"),
+    [
+        ("http://169.254.169.254/latest", "169.254.169.254:80"),
+        # The database, Redis and the site itself on the same loopback host.
+        ("http://127.0.0.1:5432/x", "127.0.0.1:5432"),
+        ("http://127.0.0.1:6379/x", "127.0.0.1:6379"),
+        ("https://localhost/admin", "localhost:443"),
+        ("http://[::1]:8000/admin/login", "[::1]:8000"),
+    ],
+)
+def test_an_extender_outside_the_allowed_host_ports_is_refused(url: str, target: str) -> None:
     with pytest.raises(ExtenderConfigError) as refused:
-        new_scheduler(
-            [{"urlPrefix": "http://169.254.169.254/latest", "filterVerb": "filter"}],
-            allowed_hosts=frozenset({"127.0.0.1", "localhost", "::1"}),
-        )
+        new_scheduler([{"urlPrefix": url, "filterVerb": "filter"}], allowed_hosts=LOOPBACK_8888)
     assert str(refused.value) == (
-        'extenders[0] "http://169.254.169.254/latest": host "169.254.169.254" is not an allowed '
-        "extender host (allowed: 127.0.0.1, ::1, localhost)"
+        f'extenders[0] "{url}": "{target}" is not an allowed extender host:port '
+        "(SCHEDVIZ_EXTENDER_ALLOWED_HOSTS: 127.0.0.1:8888, [::1]:8888, localhost:8888)"
     )
-    new_scheduler(
-        [{"urlPrefix": "http://[::1]:8888/x", "filterVerb": "filter"}],
-        allowed_hosts=frozenset({"127.0.0.1", "localhost", "::1"}),
-    )
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1]:8888/x", "http://LOCALHOST:8888/", "http://127.0.0.1:8888"]
+)
+def test_an_extender_on_an_allowed_host_port_is_built(url: str) -> None:
+    new_scheduler([{"urlPrefix": url, "filterVerb": "filter"}], allowed_hosts=LOOPBACK_8888)
+
+
+def test_no_extender_is_allowed_by_an_empty_allow_list() -> None:
+    with pytest.raises(ExtenderConfigError, match=r"\(SCHEDVIZ_EXTENDER_ALLOWED_HOSTS: none\)"):
+        new_scheduler(
+            [{"urlPrefix": "http://127.0.0.1:8888/", "filterVerb": "filter"}],
+            allowed_hosts=frozenset(),
+        )
+
+
+def _silent_port() -> tuple[socket.socket, int]:
+    """A listening socket that never accepts: connections to it wait until they time out."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    return listener, listener.getsockname()[1]
+
+
+def test_an_extender_error_says_the_same_for_a_closed_a_silent_and_a_non_http_port() -> None:
+    closed = _ExtenderServer(FakeExtender())
+    closed.server_close()
+    silent, silent_port = _silent_port()
+    # A port that answers something other than HTTP, as Redis or PostgreSQL would.
+    garbage = socket.socket()
+    garbage.bind(("127.0.0.1", 0))
+    garbage.listen(8)
+
+    def babble() -> None:
+        while True:
+            try:
+                connection, _ = garbage.accept()
+            except OSError:
+                return
+            connection.sendall(b"-ERR unknown command\r\n")
+            connection.close()
+
+    threading.Thread(target=babble, daemon=True).start()
+    urls = [
+        closed.url,
+        f"http://127.0.0.1:{silent_port}/scheduler",
+        f"http://127.0.0.1:{garbage.getsockname()[1]}/scheduler",
+    ]
+    errors = []
+    try:
+        for url in urls:
+            sched = new_scheduler(
+                [{"urlPrefix": url, "filterVerb": "filter", "httpTimeout": "200ms"}],
+                objects=[*nodes("node1"), make_pod().name("p").obj()],
+                filters=("TrueFilter",),
+            )
+            [call] = run_one_cycle(sched)["extenders"]
+            errors.append(call["error"].removeprefix(f'Post "{url}/filter": '))
+    finally:
+        silent.close()
+        garbage.close()
+    assert errors == [NO_ANSWER] * 3
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/", "127.0.0.1:80/x"])
@@ -899,11 +980,11 @@ def test_simulate_calls_the_configured_extender(
 def test_simulate_refuses_an_extender_outside_the_allowed_hosts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], settings: Any
 ) -> None:
-    settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS = frozenset({"localhost"})
+    settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS = frozenset({"localhost:8888"})
     with pytest.raises(SystemExit) as exited:
         _simulate(tmp_path, "http://127.0.0.1:8888/scheduler")
     assert exited.value.code == 2
     assert capsys.readouterr().err == (
-        'extenders[0] "http://127.0.0.1:8888/scheduler": host "127.0.0.1" is not an allowed '
-        "extender host (allowed: localhost)\n"
+        'extenders[0] "http://127.0.0.1:8888/scheduler": "127.0.0.1:8888" is not an allowed '
+        "extender host:port (SCHEDVIZ_EXTENDER_ALLOWED_HOSTS: localhost:8888)\n"
     )

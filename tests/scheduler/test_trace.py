@@ -65,3 +65,24 @@ def test_without_scoring_the_walk_stops_at_one_feasible_node_but_the_trace_has_e
     assert cycle["filter"]["c"] == [
         {"plugin": "NodeResourcesFit", "code": "Success", "hypothetical": True}
     ]
+
+
+def test_filter_records_carry_each_plugins_own_time_not_a_share_of_the_phase() -> None:
+    from schedviz.kube.load import load_manifests
+    from schedviz.scheduler.simulator import new_simulation
+
+    nodes = "\n---\n".join(
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n"
+        'status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}'
+        for i in range(20)
+    )
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+        "spec: {containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]}"
+    )
+    simulation = new_simulation(load_manifests(nodes + "\n---\n" + pod), seed=1)
+    simulation.run()
+    (trace,) = simulation.traces
+    durations = [r.duration for r in trace.points if r.point == "Filter"]
+    assert len(durations) > 3 and all(d > 0 for d in durations)
+    assert len(set(durations)) > 1

@@ -96,15 +96,15 @@ def test_the_pod_limit_holds_for_apply_and_for_pod_create(cluster: Cluster) -> N
 
 
 def test_both_limits_are_reported_at_once(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=nodes("a", "b") + "\n---\n" + pods("p"))
+    before = counts(cluster)
     with pytest.raises(ServiceError) as info:
-        services.manifests_apply(
-            cluster=cluster, text=nodes("a", "b", "c", "d") + "\n---\n" + pods("p", "q", "r")
-        )
+        services.manifests_apply(cluster=cluster, text=nodes("c", "d") + "\n---\n" + pods("q", "r"))
     assert [e.split(";")[0] for e in info.value.errors] == [
         "cluster e2e would have 4 nodes",
         "cluster e2e would have 3 pods",
     ]
-    assert counts(cluster) == (0, 0, 0)
+    assert counts(cluster) == before
 
 
 def test_limits_count_per_cluster(cluster: Cluster) -> None:
@@ -114,21 +114,56 @@ def test_limits_count_per_cluster(cluster: Cluster) -> None:
     assert counts(cluster)[0] == counts(other)[0] == 3
 
 
-def test_the_api_answers_400_with_the_limit(client: Client, cluster: Cluster) -> None:
-    token = services.api_token_create(username="ops")
+def _api_apply(client: Client, cluster: Cluster, body: str) -> Any:
+    token = services.api_token_create(username=f"ops-{Cluster.objects.count()}-{len(body)}")
     Cluster.objects.filter(pk=cluster.pk).update(owner=token.user)
-    response = client.post(
+    return client.post(
         f"/api/clusters/{cluster.pk}/apply",
-        data=nodes("a", "b", "c", "d"),
+        data=body,
         content_type="application/yaml",
         HTTP_AUTHORIZATION=f"Token {token.key}",
     )
+
+
+def test_the_api_answers_400_with_the_limit(client: Client, cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=nodes("a", "b"))
+    response = _api_apply(client, cluster, nodes("c", "d"))
     assert response.status_code == 400
     assert response.json() == {
         "errors": [
             "cluster e2e would have 4 nodes; the limit is 3 (SCHEDVIZ_MAX_NODES_PER_CLUSTER)"
         ]
     }
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (
+            nodes("a", "b", "c", "d"),
+            "<input>: the input holds more than 3 nodes; the limit is 3 "
+            "(SCHEDVIZ_MAX_NODES_PER_CLUSTER)",
+        ),
+        (
+            "\n---\n".join(
+                json.dumps(
+                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"ns-{i}"}}
+                )
+                for i in range(6)
+            ),
+            "<input>: the input holds more than 5 objects; the limit is 5 "
+            "(SCHEDVIZ_MAX_OBJECTS_PER_APPLY)",
+        ),
+    ],
+)
+def test_a_body_past_a_limit_by_itself_is_refused_by_the_loader_naming_it(
+    client: Client, cluster: Cluster, settings: Any, body: str, error: str
+) -> None:
+    settings.SCHEDVIZ_MAX_OBJECTS_PER_APPLY = 5
+    response = _api_apply(client, cluster, body)
+    assert response.status_code == 400
+    assert response.json() == {"errors": [error]}
+    assert counts(cluster) == (0, 0, 0)
 
 
 def trace(number: int) -> dict[str, Any]:
@@ -173,3 +208,13 @@ def test_pruning_keeps_the_newest_even_with_gaps_and_leaves_other_clusters(
     assert cycles_prune(cluster=cluster, incoming=99) == 3
     assert kept(cluster) == []
     assert kept(other) == [1, 2, 3, 4, 5]
+
+
+def test_the_apply_form_is_held_to_the_same_limits(
+    client: Client, cluster: Cluster, settings: Any
+) -> None:
+    response = client.post(
+        f"/clusters/{cluster.pk}/apply/", {"manifests": nodes("a", "b", "c", "d")}
+    )
+    assert "the input holds more than 3 nodes; the limit is 3" in response.content.decode()
+    assert counts(cluster) == (0, 0, 0)

@@ -19,6 +19,7 @@ from django.test import Client
 from schedviz.cluster import services
 from schedviz.cluster.live import group_name
 from schedviz.cluster.models import Change, Cluster, Cycle, Namespace, Node, Pod, Profile
+from schedviz.scheduler.trace import SCHEMA_VERSION
 from webui.routing import websocket_urlpatterns
 
 
@@ -277,6 +278,15 @@ def test_control_characters_in_yaml_are_refused_with_where_they_are(
         ('{"name": "c", "speed": "fast"}', "speed: Invalid value"),
         ('{"name": "c", "seed": true}', "seed: Invalid value"),
         ('{"name": "c", "speed": 1e999}', "speed"),
+        # Python refuses to convert integers of more than 4300 digits.
+        ('{"name": "c", "seed": %s}' % ("9" * 10_000), "seed: Invalid value"),
+        ('{"name": "c", "speed": %s}' % ("9" * 10_000), "speed: Invalid value"),
+        (f'{{"name": "c", "seed": {10**30}}}', "seed: Invalid value: must be between 0 and"),
+        (f'{{"name": "c", "seed": {2**63}}}', "seed: Invalid value: must be between 0 and"),
+        ('{"name": "c", "seed": -1}', "seed: Invalid value: must be between 0 and"),
+        ('{"name": "c\\u0000x"}', "name: Invalid value: must not contain NUL characters"),
+        ('{"name": "c", "speed": 1e9}', "speed: Invalid value: 1000000000.0: must be between"),
+        ('{"name": "c", "speed": 0.001}', "speed: Invalid value: 0.001: must be between"),
     ],
 )
 def test_malformed_cluster_bodies_are_400_with_the_reason(
@@ -303,6 +313,21 @@ def test_malformed_cluster_bodies_are_400_with_the_reason(
         ('{"apiVersion": "v1", "kind": "Node", "metadata": 7}', "metadata"),
         ('{"apiVersion": 7, "kind": ["Node"]}', "Object 'Kind' is missing"),
         ('{"apiVersion": "v1", "kind": "List", "items": {"a": 1}}', "items: expected an array"),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+            "spec: {priority: %s, containers: [{name: c, image: x}]}\n" % ("7" * 10_000),
+            "spec.priority: Invalid value: an integer of 10000 digits: at most 4300 digits",
+        ),
+        (
+            '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": '
+            '{"priority": %s, "containers": [{"name": "c", "image": "x"}]}}' % ("7" * 10_000),
+            "spec.priority: Invalid value: an integer of 10000 digits",
+        ),
+        (
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
+            "status: {allocatable: {cpu: %s}}\n" % ("7" * 10_000),
+            "status.allocatable.cpu: Invalid value: an integer of 10000 digits",
+        ),
     ],
 )
 def test_malformed_manifest_bodies_are_400_with_the_reason(
@@ -311,6 +336,61 @@ def test_malformed_manifest_bodies_are_400_with_the_reason(
     before = stored_counts()
     response = post(client, apply_url(cluster), body, auth, "application/yaml")
     assert_refused_whole(response, before, reason)
+    assert_server_unharmed(client, cluster, auth)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("method", "path", "field"),
+    [
+        ("delete", "/pods/default/a%00b", "name"),
+        ("delete", "/pods/a%00b/p", "namespace"),
+        ("get", "/pods?namespace=a%00b", "namespace"),
+        ("get", "/cycles?pod=default/a%00b", "pod"),
+        ("get", "/pods/default/a%00b/diagnosis", "name"),
+    ],
+)
+def test_a_nul_in_a_path_or_query_parameter_is_400_naming_it(
+    client: Client, auth: dict[str, Any], cluster: Cluster, method: str, path: str, field: str
+) -> None:
+    """PostgreSQL's text cannot hold NUL: such a parameter never reaches a query."""
+    response = getattr(client, method)(f"/api/clusters/{cluster.pk}{path}", **auth)
+    assert response.status_code == 400
+    assert response.json() == {
+        "errors": [f"{field}: Invalid value: must not contain NUL characters"]
+    }
+    assert_server_unharmed(client, cluster, auth)
+
+
+def _trace_lines(**cycle: Any) -> str:
+    header = {"kind": "schedviz-trace", "schemaVersion": SCHEMA_VERSION, "cluster": "x"}
+    trace = {"cycle": 1, "pod": "default/p", "result": "Scheduled", **cycle}
+    return json.dumps(header) + "\n" + json.dumps(trace) + "\n"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (_trace_lines(cycle=2**40), "line 2: cycle: Invalid value: must be between 0 and"),
+        (_trace_lines(attempt=-3), "line 2: attempt: Invalid value: must be between 0 and"),
+        (
+            _trace_lines().replace('"cycle": 1', '"cycle": ' + "1" * 10_000),
+            "line 2: cycle: Invalid value: an integer of 10000 digits",
+        ),
+        (_trace_lines(message="a\x00b"), "line 2: message: Invalid value: strings may not"),
+        ("{}\n", "expected a schedviz trace"),
+        ('{"items": [%s]}' % ("1" * 10_000), "expected a schedviz trace"),
+    ],
+)
+def test_hostile_trace_imports_are_400_naming_the_field(
+    client: Client, auth: dict[str, Any], cluster: Cluster, body: str, reason: str
+) -> None:
+    before = stored_counts()
+    response = post(client, "/api/clusters/import", body, auth, "application/x-ndjson")
+    assert_refused_whole(response, before, reason)
+    response = post(client, "/api/clusters/import?name=a%00b", body, auth, "application/json")
+    assert response.json() == {"errors": ["name: Invalid value: must not contain NUL characters"]}
     assert_server_unharmed(client, cluster, auth)
 
 
@@ -326,7 +406,9 @@ async def test_a_thousand_garbage_frames_are_answered_and_group_messages_still_a
     communicator.scope["user"] = AnonymousUser()
     connected, _ = await communicator.connect()
     assert connected
-    assert json.loads(await communicator.receive_from())["type"] == "hello"
+    # hello, then the state: status, queue, cycles.
+    for _ in range(4):
+        await communicator.receive_from()
     garbage: list[dict[str, Any]] = [
         {"text_data": "{not json"},
         {"bytes_data": b"\x00\xff" * 512},

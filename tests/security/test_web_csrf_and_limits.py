@@ -82,6 +82,8 @@ ARGUMENTS = {
     "run_id": 1,
     "link_id": 1,
     "key": "no-such-key",
+    "node": "n1",
+    "plugin": "NodeResourcesFit",
 }
 
 
@@ -185,6 +187,7 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "profiles",
         "compare_new",
         "lesson_load",
+        "lesson_restart",
         "predict",
         "debug",
         "share_create",
@@ -306,3 +309,18 @@ def test_a_paste_up_to_the_limit_is_answered_by_the_form_not_refused_by_django(
     response = client.post(url, encoded, content_type="application/x-www-form-urlencoded")
     assert response.status_code == 302
     assert Namespace.objects.filter(cluster=cluster, name="big").exists()
+
+
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
+def test_password_guesses_at_either_sign_in_are_rate_limited(
+    settings: Any, client: Client, url: str
+) -> None:
+    settings.SCHEDVIZ_WRITE_RATE_PER_MINUTE = 3
+    cache.clear()
+    guesses = [
+        client.post(url, {"username": "admin", "password": f"guess-{i}"}).status_code
+        for i in range(5)
+    ]
+    assert guesses == [200, 200, 200, 429, 429]
+    # Showing the form is a read, never limited.
+    assert client.get(url).status_code == 200

@@ -4,6 +4,7 @@ Django's cache, 429 with Retry-After past it, reads never limited."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from django.test import Client, RequestFactory
 
 from schedviz.cluster import services
-from schedviz.cluster.ratelimit import limit_writes, take_token
+from schedviz.cluster.models import Cluster
+from schedviz.cluster.ratelimit import UNAVAILABLE_RETRY_SECONDS, limit_writes, take_token
 
 pytestmark = pytest.mark.django_db
 
@@ -122,3 +124,53 @@ def test_anonymous_clients_are_limited_by_address(settings: Any) -> None:
     assert [post("10.0.0.1") for _ in range(4)] == [200, 200, 200, 429]
     assert post("10.0.0.2") == 200
     assert view(factory.get("/", REMOTE_ADDR="10.0.0.1")).status_code == 200
+
+
+@pytest.fixture
+def redis_down(settings: Any) -> Iterator[None]:
+    """The limiter's cache in a Redis that is not there: a loopback port nothing listens on."""
+    working = settings.CACHES
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+            "OPTIONS": {"socket_connect_timeout": 1.0, "socket_timeout": 1.0},
+        }
+    }
+    yield
+    settings.CACHES = working  # before the buckets are cleared
+
+
+@pytest.mark.usefixtures("redis_down")
+def test_api_writes_are_a_json_503_with_retry_after_while_redis_is_down(client: Client) -> None:
+    auth = token_auth("alice")
+    refused = create_cluster(client, auth, "c")
+    assert refused.status_code == 503
+    assert refused["Content-Type"] == "application/json"
+    assert refused["Retry-After"] == str(UNAVAILABLE_RETRY_SECONDS)
+    assert refused.json() == {
+        "errors": [
+            "service unavailable: the rate limiter's store (Redis) cannot be reached; "
+            f"retry after {UNAVAILABLE_RETRY_SECONDS} seconds"
+        ]
+    }
+    assert not Cluster.objects.exists()
+    # Reads do not touch the limiter.
+    assert client.get("/api/clusters", **auth).status_code == 200
+
+
+@pytest.mark.usefixtures("redis_down")
+def test_page_writes_get_the_unavailable_page_or_message_while_redis_is_down(
+    client: Client,
+) -> None:
+    page = client.post("/", {"name": "x"})
+    assert page.status_code == 503 and page["Retry-After"] == str(UNAVAILABLE_RETRY_SECONDS)
+    assert page["Content-Type"].startswith("text/html")
+    assert "the service is briefly unavailable" in page.content.decode()
+    htmx = client.post("/", {"name": "x"}, headers={"HX-Request": "true"})
+    assert htmx.status_code == 503 and htmx["HX-Retarget"] == "#main"
+    assert "<html" not in htmx.content.decode()
+    assert not Cluster.objects.exists()

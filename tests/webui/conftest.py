@@ -90,6 +90,27 @@ def screenshot_dir() -> Path:
     return Path(os.environ.get("SCHEDVIZ_SCREENSHOT_DIR") or SCREENSHOT_DIR_DEFAULT)
 
 
+# The widths every page is looked at: a desktop and a phone.
+SCREENSHOT_VIEWPORTS = ((1440, 900), (390, 844))
+
+
+def screenshot_widths(page: Any, name: str) -> list[Path]:
+    """Full-page PNGs of the page at desktop and phone widths, named ``<name>-<width>.png``, into
+    the git-ignored screenshot folder; the viewport is put back as it was."""
+    directory = screenshot_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    was = page.viewport_size
+    saved = []
+    for width, height in SCREENSHOT_VIEWPORTS:
+        page.set_viewport_size({"width": width, "height": height})
+        path = directory / f"{name}-{width}.png"
+        page.screenshot(path=str(path), full_page=True)
+        saved.append(path)
+    if was:
+        page.set_viewport_size(was)
+    return saved
+
+
 def open_pages(values: Iterator[Any] | list[Any]) -> list[Any]:
     """The Playwright pages among fixture values: Page objects themselves, and every page of
     every context of a Browser (the ``chromium`` fixture), each once, in opening order."""

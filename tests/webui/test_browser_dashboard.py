@@ -186,7 +186,7 @@ def test_the_step_debugger_stops_before_each_point_and_finishes_the_cycle(
     assert _chips(page).count() == 0  # really stopped: nothing bound
 
     # Keyboard: the Continue button is a real, labelled button.
-    page.get_by_role("button", name="Continue to Filter").focus()
+    page.get_by_role("button", name="Run PreFilter").focus()
     page.keyboard.press("Enter")
     panel.locator(".debug-point", has_text="Filter").wait_for()
     panel.get_by_text("PreFilter NodeResourcesFit computed requests cpu=500m").wait_for()

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import screenshot_widths
 
 pytestmark = pytest.mark.browser
 
@@ -54,3 +55,49 @@ def test_a_learner_loads_a_lesson_predicts_steps_and_sees_the_reveal(dashboard_p
     expect(page.locator("#feed")).to_contain_text("default/spread-me")
     reveal.get_by_role("link", name=re.compile(r"cycle #\d+")).click()
     expect(page.locator("body")).to_contain_text("node-b")
+
+
+def test_a_lesson_reveals_each_step_after_it_runs_ends_and_restarts_in_place(
+    dashboard_page: Any,
+) -> None:
+    """predict -> step -> the step's text revealed -> step -> lesson complete -> restart."""
+    from playwright.sync_api import expect
+
+    page = dashboard_page
+    page.goto("/lessons/topology-spread/")
+    page.locator("#load-lesson").click()
+    page.wait_for_url(re.compile(r"/clusters/\d+/$"))
+    panel = page.locator("#lesson-panel")
+    expect(panel.locator("#lesson-progress")).to_contain_text("Step 1 of 2")
+    # Nothing that tells the outcome is on the page before the learner steps.
+    expect(panel).not_to_contain_text("lands on")
+    expect(page.locator("#runner-status")).to_contain_text("idle", timeout=LIVE_TIMEOUT_MS)
+    screenshot_widths(page, "lesson-start")
+
+    expect(page.locator("#predict-pod")).to_have_value("default/web-3")
+    page.locator('#predict input[name="node"][value="node-c"]').check()
+    page.locator("#predict-button").click()
+    expect(page.locator("#open-guesses")).to_contain_text("node-c")
+    page.locator("#step-button").click()
+    expect(page.locator("#reveal")).to_contain_text("Right", timeout=LIVE_TIMEOUT_MS)
+    # The step's text arrives over the websocket with the cycle.
+    step = panel.locator("#lesson-step-1")
+    expect(step).to_contain_text("web-3 lands on node-c", timeout=LIVE_TIMEOUT_MS)
+    expect(panel.locator("#lesson-progress")).to_contain_text("Step 2 of 2")
+    screenshot_widths(page, "lesson-step-1")
+
+    expect(page.locator("#runner-status")).to_contain_text("idle", timeout=LIVE_TIMEOUT_MS)
+    page.locator("#step-button").click()
+    expect(panel.locator("#lesson-complete")).to_contain_text(
+        "Lesson complete", timeout=LIVE_TIMEOUT_MS
+    )
+    expect(panel.locator("#lesson-progress")).to_contain_text("Lesson complete, 2 of 2 steps")
+    expect(panel.locator("#lesson-complete")).to_contain_text("maxSkew")
+    screenshot_widths(page, "lesson-complete")
+
+    page.locator("#lesson-restart").click()
+    page.wait_for_url(re.compile(r"/clusters/\d+/$"))
+    expect(panel.locator("#lesson-progress")).to_contain_text("Step 1 of 2")
+    expect(panel.locator("#lesson-step-1")).to_have_count(0)
+    expect(page.locator("#run-state")).to_have_text("Paused")
+    expect(page.locator("body")).to_contain_text("web-3")

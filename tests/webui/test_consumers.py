@@ -33,12 +33,25 @@ def _communicator(
     return communicator
 
 
+async def receive_initial_state(communicator: WebsocketCommunicator) -> list[dict[str, object]]:
+    """hello, then the current state: status, queue, cycles."""
+    messages = [json.loads(await communicator.receive_from()) for _ in range(4)]
+    assert [m["type"] for m in messages] == [
+        "hello",
+        "cluster.status",
+        "cluster.queue",
+        "cluster.cycles",
+    ]
+    return messages
+
+
 async def test_it_forwards_group_messages_as_json_to_api_clients() -> None:
     cluster = await sync_to_async(Cluster.objects.create)(name="c")
     communicator = _communicator(cluster.pk, AnonymousUser())
     connected, _ = await communicator.connect()
     assert connected
-    assert json.loads(await communicator.receive_from()) == {"type": "hello", "cluster": cluster.pk}
+    hello, *_ = await receive_initial_state(communicator)
+    assert hello == {"type": "hello", "cluster": cluster.pk}
     message = {"type": "cluster.cycles", "cycles": [{"cycle": 1, "pod": "default/a"}]}
     await get_channel_layer().group_send(group_name(cluster.pk), message)
     assert json.loads(await communicator.receive_from()) == message
@@ -65,7 +78,7 @@ async def test_it_answers_client_messages_with_an_error_and_stays_open() -> None
     cluster = await sync_to_async(Cluster.objects.create)(name="c")
     communicator = _communicator(cluster.pk, AnonymousUser())
     await communicator.connect()
-    await communicator.receive_from()
+    await receive_initial_state(communicator)
     await communicator.send_to(text_data="{not json")
     reply = json.loads(await communicator.receive_from())
     assert reply["type"] == "error"
@@ -108,6 +121,69 @@ async def test_on_connect_it_sends_the_state_the_page_may_have_missed() -> None:
     assert 'id="feed"' in first and 'data-cycle="1"' in first
     assert 'id="queue"' in first and "default/b" in first
     assert 'id="nodes"' in await _receive_until(communicator, 'id="nodes"')
+    await communicator.disconnect()
+
+
+async def test_on_connect_an_api_client_gets_the_status_queue_and_latest_cycles() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    await sync_to_async(services.cycles_create)(
+        cluster=cluster,
+        traces=[
+            {
+                "cycle": number,
+                "pod": f"default/p{number}",
+                "result": "Scheduled",
+                "node": "n",
+                "message": "",
+                "time": float(number),
+                "queue": {"activeQ": [{"pod": "default/b", "attempts": 0}]},
+            }
+            for number in (1, 2)
+        ],
+    )
+    communicator = _communicator(cluster.pk, AnonymousUser())
+    await communicator.connect()
+    _, status, queue, cycles = await receive_initial_state(communicator)
+    assert status == {"type": "cluster.status", "runner": "idle"}
+    assert queue["queue"] == {"activeQ": [{"pod": "default/b", "attempts": 0}]}
+    assert queue["asOf"] == "before cycle 2"
+    # Oldest first, as a runner's cycles message lists them.
+    assert [(c["cycle"], c["pod"], c["node"]) for c in cycles["cycles"]] == [
+        (1, "default/p1", "n"),
+        (2, "default/p2", "n"),
+    ]
+    await communicator.disconnect()
+
+
+async def test_cycles_of_the_state_on_connect_are_not_sent_again_to_an_api_client() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    await sync_to_async(services.cycles_create)(
+        cluster=cluster,
+        traces=[
+            {"cycle": n, "pod": f"default/p{n}", "result": "Scheduled", "node": "n", "time": 0.0}
+            for n in (1, 2)
+        ],
+    )
+    communicator = _communicator(cluster.pk, AnonymousUser())
+    await communicator.connect()
+    await receive_initial_state(communicator)
+    layer, group = get_channel_layer(), group_name(cluster.pk)
+
+    def summary(number: int, result: str = "Scheduled") -> dict[str, object]:
+        return {"cycle": number, "pod": f"default/p{number}", "result": result, "node": "n"}
+
+    # Published after the client joined but already read from the database: only cycle 3 is
+    # new, and cycle 1, dropped from the message, was in the state on connect.
+    await layer.group_send(
+        group, {"type": "cluster.cycles", "cycles": [summary(2), summary(3)], "dropped": 1}
+    )
+    assert json.loads(await communicator.receive_from()) == {
+        "type": "cluster.cycles",
+        "cycles": [summary(3)],
+    }
+    later = {"type": "cluster.cycles", "cycles": [summary(6), summary(7)], "dropped": 2}
+    await layer.group_send(group, later)
+    assert json.loads(await communicator.receive_from()) == later
     await communicator.disconnect()
 
 
@@ -222,7 +298,7 @@ async def test_api_clients_hear_of_a_runner_gone_offline(monkeypatch: pytest.Mon
     )
     communicator = _communicator(cluster.pk, AnonymousUser())
     await communicator.connect()
-    assert json.loads(await communicator.receive_from())["type"] == "hello"
+    await receive_initial_state(communicator)
     await sync_to_async(Lease.objects.filter(cluster=cluster).update)(
         renewed_at=timezone.now() - timedelta(minutes=1)
     )

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Cluster, DebugSession
-from webui.debugger_panel import debugger_context
+from webui.debugger_panel import DEBUGGER_TEMPLATE, debugger_context
 
 pytestmark = pytest.mark.django_db
 
@@ -76,6 +77,56 @@ def test_a_running_dashboard_hides_the_debugger(client: Client) -> None:
     cluster = services.cluster_create(name="c")
     html = client.get(reverse("webui:dashboard", args=[cluster.pk])).content.decode()
     assert "Step into next cycle" not in html and "Step debugger" not in html
+    # No empty box: the panel is there for the websocket to swap, hidden, naming no title.
+    assert '<section id="debugger" class="debugger" hidden>' in html
+    assert 'aria-labelledby="debugger-title"' not in html
+
+
+def test_the_previous_filter_names_the_nodes_each_plugin_rejected(client: Client) -> None:
+    cluster = paused()
+    filter_outcome = {
+        "point": "Filter",
+        "plugins": [
+            {"plugin": "NodeResourcesFit", "code": "Success", "calls": 4, "rejected": 0},
+            {
+                "plugin": "PodTopologySpread",
+                "code": "Unschedulable",
+                "reasons": ["node(s) didn't match pod topology spread constraints"],
+                "calls": 4,
+                "rejected": 2,
+                "rejectedNodes": ["node-a", "node-b"],
+            },
+        ],
+    }
+    stop_at(cluster, "PreScore", previous=[filter_outcome])
+    html = client.get(reverse("webui:debug", args=[cluster.pk]), headers=HTMX).content.decode()
+    text = " ".join(html.split())
+    assert (
+        'ran on 4 nodes, rejected 2 (<span class="debug-rejected">'
+        "<bdi>node-a</bdi>, <bdi>node-b</bdi></span>)" in text
+    )
+    assert "ran on 4 nodes, rejected none" in text
+    assert "Unschedulable on 4 nodes" not in text
+    assert "Run PreScore" in text and "then stops before Score" in text
+
+
+def test_stepping_into_with_nothing_pending_says_there_is_nothing_to_schedule() -> None:
+    cluster = paused()
+    services.debug_step_into(cluster=cluster)
+    services.debug_session_claim(cluster_id=cluster.pk)
+    services.debug_session_end(
+        cluster_id=cluster.pk,
+        state=DebugSession.State.FINISHED,
+        fields={
+            "point": "End",
+            "plugins": [],
+            "outcome": {"result": "", "node": None, "message": "No pod was waiting."},
+        },
+    )
+    context = debugger_context(cluster=cluster)
+    html = render_to_string(f"{DEBUGGER_TEMPLATE}#debugger", context)
+    assert "Nothing to schedule" in html
+    assert "Cycle #0" not in html and "pod <bdi" not in html and "the cycle is over" not in html
 
 
 def test_step_into_without_htmx_redirects_to_the_panel(client: Client) -> None:
@@ -105,7 +156,7 @@ def test_the_panel_shows_the_points_in_order_the_current_one_and_the_state(
     assert 'aria-current="step"' in html and "stopped before <strong" in html
     assert "PreFilter NodeResourcesFit computed requests cpu=500m memory=1Gi" in html
     assert "What the previous point decided" in html
-    assert "Continue to the next point" in html and "Finish cycle" in html
+    assert "Run Filter" in html and "Finish cycle" in html
     assert "noderesources/fit.go" in html  # plugins link to their upstream source
     assert "framework/runtime/framework.go" in html
 

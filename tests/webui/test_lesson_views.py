@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from schedviz.cluster import lessons, services
-from schedviz.cluster.models import Cluster, Prediction
+from schedviz.cluster.models import Cluster, Pod, Prediction
 from worker.runner import run_cluster
 
 HTMX = {"HX-Request": "true", "HX-Target": "predict"}
@@ -314,3 +314,98 @@ def test_preemption_is_revealed_with_its_victims(user: User, signed_in: Client) 
     html = signed_in.get(url, headers=HTMX).content.decode()
     assert 'data-verdict="preemption"' in html
     assert f'and bound to <bdi>node-a</bdi> in <a href="/clusters/{cluster.pk}/cycles/4/">' in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lesson_panel_tells_each_step_only_once_its_cycle_has_run_and_then_its_end(
+    signed_in: Client, user: User
+) -> None:
+    signed_in.post(reverse("webui:lesson_load", args=["topology-spread"]), {"paused": "on"})
+    cluster = Cluster.objects.get(owner=user)
+    url = reverse("webui:dashboard", args=[cluster.pk])
+    before = signed_in.get(url).content.decode()
+    assert "Step 1 of 2" in before and "Next, step 1:" in before
+    # The outcome is not on the page before the learner steps: no step text, no node named.
+    assert "lands on" not in before and 'id="lesson-step-1"' not in before
+    services.cluster_step(cluster=cluster)
+    run_cluster(cluster.pk)
+    after_one = signed_in.get(url).content.decode()
+    assert "Step 2 of 2" in after_one and 'id="lesson-step-1"' in after_one
+    assert "web-3 lands on <strong>node-c</strong>" in after_one
+    assert 'id="lesson-step-2"' not in after_one and "Lesson complete" not in after_one
+    services.cluster_step(cluster=cluster)
+    run_cluster(cluster.pk)
+    done = signed_in.get(url).content.decode()
+    assert 'id="lesson-complete"' in done and "Lesson complete" in done
+    assert "To spread over nodes too" in done  # what was learnt
+    assert 'id="lesson-step-1"' in done and 'id="lesson-step-2"' in done
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("route", ["webui:lesson_restart", "webui:cluster_reset"])
+def test_restarting_or_resetting_a_lesson_cluster_loads_the_lesson_again_paused(
+    signed_in: Client, user: User, route: str
+) -> None:
+    signed_in.post(reverse("webui:lesson_load", args=["node-affinity"]))
+    cluster = Cluster.objects.get(owner=user)
+    run_cluster(cluster.pk)
+    assert cluster.cycles.count() == 2
+    response = signed_in.post(reverse(route, args=[cluster.pk]))
+    assert response.status_code == 302
+    cluster.refresh_from_db()
+    assert cluster.lesson == "node-affinity" and cluster.run_state == Cluster.RunState.PAUSED
+    assert cluster.cycles.count() == 0
+    pods = Pod.objects.filter(cluster=cluster).values_list("name", "node_name")
+    assert set(pods) == {("db", ""), ("lost", "")}
+    page = signed_in.get(response["Location"]).content.decode()
+    assert "Step 1 of 2" in page
+    assert "restarted" in page or "starts again" in page
+
+
+@pytest.mark.django_db
+def test_restarting_a_cluster_that_holds_no_lesson_is_refused(
+    signed_in: Client, user: User
+) -> None:
+    cluster = services.cluster_create(name="plain", owner=user)
+    response = signed_in.post(reverse("webui:lesson_restart", args=[cluster.pk]), follow=True)
+    assert "holds no lesson" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_restarting_from_htmx_sends_the_browser_to_the_dashboard(
+    signed_in: Client, user: User
+) -> None:
+    signed_in.post(reverse("webui:lesson_load", args=["node-affinity"]), {"paused": "on"})
+    cluster = Cluster.objects.get(owner=user)
+    response = signed_in.post(
+        reverse("webui:lesson_restart", args=[cluster.pk]), headers={"HX-Request": "true"}
+    )
+    assert response["HX-Redirect"] == reverse("webui:dashboard", args=[cluster.pk])
+
+
+@pytest.mark.django_db
+def test_restarting_a_lesson_puts_back_the_profiles_it_was_loaded_with(
+    signed_in: Client, user: User
+) -> None:
+    from schedviz.cluster.models import Profile
+
+    signed_in.post(reverse("webui:lesson_load", args=["node-affinity"]), {"paused": "on"})
+    cluster = Cluster.objects.get(owner=user)
+    assert not Profile.objects.filter(cluster=cluster).exists()  # the default profile
+    services.manifests_apply(
+        cluster=cluster,
+        text="apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles: [{schedulerName: default-scheduler, plugins: {score: {disabled: "
+        "[{name: NodeAffinity}]}}}]\n",
+    )
+    assert Profile.objects.filter(cluster=cluster).exists()
+    signed_in.post(reverse("webui:lesson_restart", args=[cluster.pk]))
+    assert not Profile.objects.filter(cluster=cluster).exists()
+    # A lesson with its own configuration gets it back.
+    signed_in.post(reverse("webui:lesson_load", args=["several-profiles"]), {"paused": "on"})
+    profiled = Cluster.objects.filter(owner=user).order_by("-pk").first()
+    assert profiled is not None
+    names = list(Profile.objects.filter(cluster=profiled).values_list("scheduler_name", flat=True))
+    signed_in.post(reverse("webui:lesson_restart", args=[profiled.pk]))
+    again = Profile.objects.filter(cluster=profiled).values_list("scheduler_name", flat=True)
+    assert list(again) == names == ["default-scheduler", "packer"]

@@ -79,9 +79,12 @@ spec: {containers: [{name: c, image: i}]}
     assert predict_context(cluster=cluster)["predict"]["pod"] == "default/b-free"
 
 
-def test_a_running_cluster_without_open_guesses_pushes_no_fragment() -> None:
+def test_a_running_cluster_without_open_guesses_pushes_only_the_lesson_panel() -> None:
     cluster = lessons.lesson_load(slug="resource-fit")
-    assert predict_fragment(cluster_id=cluster.pk, active_head=None) == ""
+    fragment = predict_fragment(cluster_id=cluster.pk, active_head=None)
+    assert 'id="predict"' not in fragment and 'id="lesson-panel"' in fragment
+    plain = services.cluster_create(name="no lesson")
+    assert predict_fragment(cluster_id=plain.pk, active_head=None) == ""
     assert 'id="predict"' in predict_fragment(cluster_id=cluster.pk, active_head=None, always=True)
     services.cluster_set_run_state(cluster=cluster, run_state=Cluster.RunState.PAUSED)
     assert 'hx-swap-oob="true"' in predict_fragment(cluster_id=cluster.pk, active_head=None)

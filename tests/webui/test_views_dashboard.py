@@ -322,12 +322,31 @@ def test_speed_and_clock_mode(client: Client, cluster: Cluster) -> None:
     assert "Run to idle" in response.content.decode()
 
 
-def test_a_bad_speed_is_refused_and_shown(client: Client, cluster: Cluster) -> None:
-    response = client.post(_url(cluster, "control/speed/"), {"speed": "-1"}, **HTMX)
+@pytest.mark.parametrize(
+    ("speed", "reason"),
+    [
+        ("-1", "speed: Invalid value: -1.0: must be between 0.01 and 10000"),
+        ("1e9", "speed: Invalid value: 1000000000.0: must be between 0.01 and 10000"),
+        ("0.001", "speed: Invalid value: 0.001: must be between 0.01 and 10000"),
+    ],
+)
+def test_a_bad_speed_is_refused_and_shown_as_the_api_refuses_it(
+    client: Client, cluster: Cluster, speed: str, reason: str
+) -> None:
+    response = client.post(_url(cluster, "control/speed/"), {"speed": speed}, **HTMX)
     assert response.status_code == 400
-    assert "speed" in response.content.decode()
+    assert reason in response.content.decode()
     cluster.refresh_from_db()
     assert cluster.speed == 1.0
+    # The JSON API's refusal of the same value, word for word.
+    token = services.api_token_create(username="speedy").key
+    api = client.post(
+        "/api/clusters",
+        data={"name": "api", "speed": float(speed)},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {token}",
+    )
+    assert api.status_code == 400 and api.json() == {"errors": [reason]}
 
 
 def test_controls_need_the_csrf_token(cluster: Cluster) -> None:

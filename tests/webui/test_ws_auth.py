@@ -4,6 +4,7 @@ session, and the Origin check only where cookies could ride along."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -62,4 +63,74 @@ async def test_without_a_token_a_foreign_origin_is_refused_before_the_session_is
     cluster = await sync_to_async(Cluster.objects.create)(name="c")
     socket = _socket(cluster.pk, [(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")])
     connected, _ = await socket.connect()
+    assert not connected
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "scheme", "connects"),
+    [
+        (b"http://127.0.0.1:8000", b"127.0.0.1:8000", "ws", True),
+        (b"http://localhost", b"localhost", "ws", True),
+        (b"http://localhost:80", b"localhost", "ws", True),
+        (b"https://localhost", b"localhost", "wss", True),
+        # Same host, another port: another site (anything served there).
+        (b"http://127.0.0.1:9999", b"127.0.0.1:8000", "ws", False),
+        (b"http://127.0.0.1", b"127.0.0.1:8000", "ws", False),
+        # Same host and port, another scheme.
+        (b"https://127.0.0.1:8000", b"127.0.0.1:8000", "ws", False),
+        (b"http://localhost", b"localhost", "wss", False),
+        (b"null", b"127.0.0.1:8000", "ws", False),
+        # A Host the site does not serve.
+        (b"http://evil.example:8000", b"evil.example:8000", "ws", False),
+    ],
+)
+async def test_a_session_websocket_needs_the_sites_own_scheme_host_and_port(
+    origin: bytes, host: bytes, scheme: str, connects: bool
+) -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    socket = _socket(cluster.pk, [(b"origin", origin), (b"host", host)])
+    socket.scope["scheme"] = scheme
+    connected, _ = await socket.connect()
+    assert connected is connects
+    await socket.disconnect()
+
+
+async def test_a_session_websocket_without_an_origin_is_refused() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    connected, _ = await _socket(cluster.pk, [(b"host", b"127.0.0.1:8000")]).connect()
+    assert not connected
+
+
+@pytest.mark.parametrize(
+    ("origin", "connects"),
+    [
+        (b"https://schedviz.example.org", True),
+        (b"https://schedviz.example.org:443", True),
+        (b"http://schedviz.example.org", False),
+        (b"https://schedviz.example.org:8443", False),
+        (b"https://team.example.com", True),
+        (b"https://example.com", True),
+        (b"https://evilexample.com", False),
+    ],
+)
+async def test_trusted_origins_may_open_session_websockets(
+    settings: Any, origin: bytes, connects: bool
+) -> None:
+    settings.CSRF_TRUSTED_ORIGINS = ["https://schedviz.example.org", "https://*.example.com"]
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    socket = _socket(cluster.pk, [(b"origin", origin), (b"host", b"127.0.0.1:8000")])
+    connected, _ = await socket.connect()
+    assert connected is connects
+    await socket.disconnect()
+
+
+async def test_behind_a_trusted_tls_proxy_the_sites_origin_is_https(settings: Any) -> None:
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    headers = [(b"host", b"localhost"), (b"x-forwarded-proto", b"https")]
+    connected, _ = await _socket(
+        cluster.pk, [(b"origin", b"https://localhost"), *headers]
+    ).connect()
+    assert connected
+    connected, _ = await _socket(cluster.pk, [(b"origin", b"http://localhost"), *headers]).connect()
     assert not connected

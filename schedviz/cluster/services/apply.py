@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from schedviz.cluster import validation
 from schedviz.cluster.models import (
     KIND_MODELS,
     Change,
@@ -336,7 +337,7 @@ def manifests_apply(*, cluster: Cluster, text: str, source: str = "<input>") -> 
     Raises ServiceError with every error of the input; nothing is written then.
     """
     try:
-        manifests = load_manifests(text, source)
+        manifests = load_manifests(text, source, limits=validation.manifest_limits())
     except ManifestError as error:
         raise ServiceError(_manifest_errors(error)) from None
     return _apply(cluster, manifests)

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 
-from schedviz.cluster import ports
+from schedviz.cluster import ports, validation
 from schedviz.cluster.models import (
     KIND_MODELS,
     Change,
@@ -55,13 +55,7 @@ def _validate_cluster_name(name: str) -> list[str]:
         return [f"name: Too long: must have at most {CLUSTER_NAME_MAX_LENGTH} characters"]
     if name != name.strip():
         return ["name: Invalid value: must not have leading or trailing whitespace"]
-    return []
-
-
-def _validate_speed(speed: float) -> list[str]:
-    if not speed > 0 or speed == float("inf"):
-        return [f"speed: Invalid value: {speed}: must be a positive number"]
-    return []
+    return validation.text_errors("name", name)
 
 
 def _validate_clock_mode(clock_mode: str) -> list[str]:
@@ -84,7 +78,8 @@ def cluster_create(
 ) -> Cluster:
     """A new, empty cluster; its name is unique per owner (and among clusters without one)."""
     errors = _validate_cluster_name(name) + _validate_clock_mode(clock_mode)
-    errors += _validate_speed(speed)
+    errors += validation.speed_errors(speed)
+    errors += validation.seed_errors(seed) if seed is not None else []
     if run_state not in Cluster.RunState.values:
         errors.append(f"runState: Unsupported value: {go_quote(run_state)}")
     if errors:
@@ -174,7 +169,7 @@ def cluster_step(*, cluster: Cluster) -> Cluster:
 
 def cluster_set_speed(*, cluster: Cluster, speed: float) -> Cluster:
     """The live clock's pace: scheduler seconds per wall second."""
-    errors = _validate_speed(speed)
+    errors = validation.speed_errors(speed)
     if errors:
         raise ServiceError(errors)
     return _cluster_update(cluster, speed=speed)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from schedviz.cluster import validation
 from schedviz.cluster.models import (
     KIND_MODELS,
     Change,
@@ -115,7 +116,7 @@ def manifests_delete(
 ) -> list[AppliedObject]:
     """``kubectl delete -f``: deletes every object the text names."""
     try:
-        manifests = load_manifests(text, source)
+        manifests = load_manifests(text, source, limits=validation.manifest_limits())
     except ManifestError as error:
         raise ServiceError(_manifest_errors(error)) from None
     refs = [ObjectRef(kind_of(o), o.name, _namespace_of(o)) for o in manifests.objects]

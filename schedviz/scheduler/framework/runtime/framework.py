@@ -172,6 +172,9 @@ class Framework:
         self.trace: CycleTrace | None = None
         # The filter plugins for the skip set of the cycle being run.
         self._filters_for_skip: _ActiveFilters | None = None
+        # Wall seconds each Filter plugin has spent since the scheduler last cleared it (once
+        # per cycle, before its Filter walk): upstream's per-plugin plugin_execution_duration.
+        self.filter_durations: dict[str, float] = {}
         self._build(profile, registry)
 
     # ------------------------------------------------------------------ construction
@@ -474,12 +477,16 @@ class Framework:
         active = self._filters_for_skip
         if active is None or active[0] is not state.skip_filter_plugins:
             active = self._active_filters(state)
+        durations = self.filter_durations
+        clock = time.perf_counter
         for name, filter_node, _ in active[1]:
             status: Status | None
+            began = clock()
             try:
                 status = filter_node(state, pod, node_info)
             except Exception as error:
                 status = as_status(error)
+            durations[name] = durations.get(name, 0.0) + clock() - began
             if status is not None and status.code != Code.Success:
                 return _filter_rejection(name, status)
         return None
@@ -506,32 +513,57 @@ class Framework:
             active = self._active_filters(state)
         results: list[Status | None] = [None] * len(nodes)
         alive = np.arange(len(nodes), dtype=np.int64)
+        durations = self.filter_durations
+        clock = time.perf_counter
         for name, filter_node, filter_columns in active[1]:
             if not alive.size:
                 break
-            classes = filter_columns(state, pod, columns, rows[alive]) if filter_columns else None
-            if classes is None:
-                ask = alive.tolist()
-            else:
-                ask = alive[classes == fw.FILTER_ASK].tolist()
-                shared = classes > fw.FILTER_PASSES
-                if shared.any():
-                    members, of_class = alive[shared], classes[shared]
-                    ask += self._filter_classes(
-                        name, filter_node, state, pod, nodes, members, of_class, results
-                    )
-                elif not ask:
-                    continue  # every node passed
-            for k in ask:
-                status: Status | None
-                try:
-                    status = filter_node(state, pod, nodes[k])
-                except Exception as error:
-                    status = as_status(error)
-                if status is not None and status.code != Code.Success:
-                    results[k] = _filter_rejection(name, status)
-            alive = alive[[results[k] is None for k in alive.tolist()]]
+            began = clock()
+            rejected_some = self._filter_rows(
+                name, filter_node, filter_columns, state, pod, columns, rows, nodes, alive, results
+            )
+            durations[name] = durations.get(name, 0.0) + clock() - began
+            if rejected_some:
+                alive = alive[[results[k] is None for k in alive.tolist()]]
         return results
+
+    def _filter_rows(
+        self,
+        name: str,
+        filter_node: Callable[[CycleState, Pod, NodeInfo], Status | None],
+        filter_columns: Any,
+        state: CycleState,
+        pod: Pod,
+        columns: NodeColumns,
+        rows: IntArray,
+        nodes: Sequence[NodeInfo],
+        alive: IntArray,
+        results: list[Status | None],
+    ) -> bool:
+        """One Filter plugin over the ``alive`` nodes, its rejections written to ``results``;
+        False when it let every node through without asking."""
+        classes = filter_columns(state, pod, columns, rows[alive]) if filter_columns else None
+        if classes is None:
+            ask = alive.tolist()
+        else:
+            ask = alive[classes == fw.FILTER_ASK].tolist()
+            shared = classes > fw.FILTER_PASSES
+            if shared.any():
+                members, of_class = alive[shared], classes[shared]
+                ask += self._filter_classes(
+                    name, filter_node, state, pod, nodes, members, of_class, results
+                )
+            elif not ask:
+                return False  # every node passed
+        for k in ask:
+            status: Status | None
+            try:
+                status = filter_node(state, pod, nodes[k])
+            except Exception as error:
+                status = as_status(error)
+            if status is not None and status.code != Code.Success:
+                results[k] = _filter_rejection(name, status)
+        return True
 
     @staticmethod
     def _filter_classes(

@@ -3,6 +3,7 @@ pkg/scheduler/framework/runtime/framework_test.go."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -837,6 +838,31 @@ def test_it_stops_filtering_at_the_first_plugin_that_rejects_the_node(
     node_info = NodeInfo(make_node().name(NODE_NAME).obj())
     got = framework.run_filter_plugins(state, make_pod().obj(), node_info)
     assert same_status(got, want), got
+
+
+class SlowFilter(FakePlugin):
+    """A filter plugin that takes ``seconds`` on each node."""
+
+    def __init__(self, name: str, seconds: float) -> None:
+        super().__init__(name, Injected(filter_status=Code.Success))
+        self.seconds = seconds
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        time.sleep(self.seconds)
+        return super().filter(state, pod, node_info)
+
+
+def test_it_measures_each_filter_plugins_own_time() -> None:
+    framework = with_plugins_at("filter", [SlowFilter("Slow", 0.01), SlowFilter("Quick", 0.0)])
+    node_info = NodeInfo(make_node().name(NODE_NAME).obj())
+    for _ in range(3):
+        assert framework.run_filter_plugins(CycleState(), make_pod().obj(), node_info) is None
+    durations = framework.filter_durations
+    assert durations["Slow"] >= 0.03
+    # Each plugin's own time, not a share: the quick one took a fraction (even on a busy machine).
+    assert durations["Quick"] < durations["Slow"] / 2
+    framework.filter_durations.clear()
+    assert framework.filter_durations == {}
 
 
 # ---------------------------------------------------------------------------------------------
