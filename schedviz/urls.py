@@ -4,7 +4,9 @@ from typing import cast
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic.base import RedirectView
 
 from schedviz.cluster import health
 from schedviz.cluster.ratelimit import View
@@ -18,6 +20,8 @@ urlpatterns = [
     # matched after this one, so this one answers).
     path("admin/login/", limit_page_writes(cast(View, admin.site.login)), name="admin_login"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico whatever the page says.
+    path("favicon.ico", RedirectView.as_view(url=static("webui/favicon.svg"), permanent=True)),
     path(
         "accounts/login/",
         # Password guesses count against the same write rate as every other post.

@@ -8,7 +8,7 @@ the same partials the dashboard page renders (webui/templates/webui/dashboard/pa
 
 - ``cluster.cycles``: the cycle feed (kept here, newest first), then the node cards and the
   pending pods, re-read from the database at most every ``REFRESH_INTERVAL`` seconds (less
-  often when a read takes long);
+  often when a read takes long); only what changed goes out (webui/live_frames.py);
 - ``cluster.queue``: the scheduling queue, from the message alone; then the same refresh;
 - ``cluster.status``: the runner's status, and the controls (the run state may have been
   changed in another browser), and the step debugger panel;
@@ -46,6 +46,7 @@ from schedviz.cluster import live, selectors
 from schedviz.cluster.models import Cluster, Pod
 from schedviz.cluster.services import ObjectNotFound
 from webui import access, debugger_panel, prediction_panel, presenters
+from webui.live_frames import LiveFrames
 
 DASHBOARD = "webui/dashboard/page.html"
 # The node cards and pending pods are re-read at most this often (seconds) per browser, and
@@ -99,14 +100,21 @@ def _initial_json_state(cluster_id: int) -> list[dict[str, Any]]:
 
 
 @database_sync_to_async
-def _render_live(cluster_id: int, page: str | None, colour_by: str | None) -> str:
+def _render_live(
+    cluster_id: int,
+    page: str | None,
+    colour_by: str | None,
+    query: presenters.NodeQuery,
+    frames: LiveFrames,
+) -> str:
+    """What changed in the node grid and the pending pods since ``frames`` last sent them."""
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return ""
-    context = presenters.live_context(cluster=cluster, page=page, colour_by=colour_by, oob=True)
-    return render_to_string(f"{DASHBOARD}#nodes", context) + render_to_string(
-        f"{DASHBOARD}#pending", context
+    context = presenters.live_context(
+        cluster=cluster, page=page, colour_by=colour_by, oob=True, query=query
     )
+    return frames.live(context)
 
 
 _runner_state = database_sync_to_async(presenters.runner_state)
@@ -133,6 +141,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     as_json: bool
     page: str | None
     colour_by: str | None
+    node_query: presenters.NodeQuery
+    frames: LiveFrames
     feed: deque[dict[str, Any]]
     requeue_events: dict[str, list[str]]
     scheduler_time: float
@@ -155,6 +165,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self.as_json = query.get("format") == ["json"]
         self.page = (query.get("page") or [None])[0]
         self.colour_by = (query.get("colour") or [None])[0]
+        self.node_query = presenters.NodeQuery.of({k: v[0] for k, v in query.items() if v})
+        self.frames = LiveFrames()
         self._refresh, self._refreshed_at = None, float("-inf")
         self._refresh_interval = REFRESH_INTERVAL
         self.group = live.group_name(self.cluster_id)
@@ -178,7 +190,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         )
         self.feed = deque(feed, maxlen=presenters.FEED_LENGTH)
         await self.send(
-            text_data=render_to_string(f"{DASHBOARD}#feed", {"feed": self.feed, "oob": True})
+            text_data=self.frames.feed(self.feed)
             + render_to_string(f"{DASHBOARD}#queue", {"queue": queue, "oob": True})
             + render_to_string(f"{DASHBOARD}#status", {"runner": runner, "oob": True})
         )
@@ -215,7 +227,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             self.scheduler_time = max(self.scheduler_time, float(summary.get("time") or 0.0))
         # While paused a cycle is a step the runner took: the controls' "N steps asked" follows.
         await self.send(
-            text_data=render_to_string(f"{DASHBOARD}#feed", {"feed": self.feed, "oob": True})
+            text_data=self.frames.feed(self.feed)
             + await _render_controls(self.cluster_id, only_paused=True)
             + await _render_predict(cluster_id=self.cluster_id, active_head=self.active_head)
         )
@@ -326,7 +338,9 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     async def _refresh_after(self, delay: float) -> None:
         await asyncio.sleep(delay)
         started = time.monotonic()
-        html = await _render_live(self.cluster_id, self.page, self.colour_by)
+        html = await _render_live(
+            self.cluster_id, self.page, self.colour_by, self.node_query, self.frames
+        )
         self._refreshed_at = time.monotonic()
         took = self._refreshed_at - started
         self._refresh_interval = max(REFRESH_INTERVAL, REFRESH_DUTY * took)

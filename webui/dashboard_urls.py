@@ -2,11 +2,18 @@
 
 from django.urls import path
 
-from webui import views
+from webui import export_views, views
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("clusters/import/", export_views.trace_import, name="trace_import"),
     path("clusters/<int:cluster_id>/", views.dashboard, name="dashboard"),
+    path(
+        "clusters/<int:cluster_id>/export/<slug:export_format>/",
+        export_views.export,
+        name="export",
+    ),
+    path("clusters/<int:cluster_id>/domains/", views.domains, name="domains"),
     path("clusters/<int:cluster_id>/delete/", views.cluster_delete, name="cluster_delete"),
     path("clusters/<int:cluster_id>/reset/", views.cluster_reset, name="cluster_reset"),
     path("clusters/<int:cluster_id>/control/<slug:action>/", views.control, name="control"),

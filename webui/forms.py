@@ -226,6 +226,13 @@ def too_large(size: int) -> str:
     return f"The manifests are {size} bytes: at most {limit} bytes (SCHEDVIZ_MAX_UPLOAD_BYTES)."
 
 
+CLOCK_HELP = (
+    "Live: backoffs and timeouts take their real seconds (times the speed), to watch pods move "
+    "through the queue. Virtual: the scheduler's clock jumps to the next event, so a run "
+    "finishes at once; for large clusters and experiments."
+)
+
+
 class ClusterCreateForm(_PrefixedIds):
     SOURCES = [
         ("empty", "Empty"),
@@ -235,7 +242,10 @@ class ClusterCreateForm(_PrefixedIds):
 
     name = forms.CharField(max_length=100, strip=False)
     clock_mode = forms.ChoiceField(
-        label="Clock", choices=Cluster.ClockMode.choices, initial=Cluster.ClockMode.LIVE
+        label="Clock",
+        choices=Cluster.ClockMode.choices,
+        initial=Cluster.ClockMode.LIVE,
+        help_text=CLOCK_HELP,
     )
     source = forms.ChoiceField(
         label="Start with", choices=SOURCES, initial="empty", widget=forms.RadioSelect
@@ -268,6 +278,37 @@ class ClusterCreateForm(_PrefixedIds):
         elif not (data.get("manifests") or "").strip():
             self.add_error("manifests", "Paste or upload the manifests to start with.")
         return data
+
+
+class TraceImportForm(_PrefixedIds):
+    """A trace file to review: the JSON lines of an export, or a kube-scheduler-simulator List."""
+
+    id_prefix = "import"
+
+    trace = forms.FileField(
+        label="Trace file",
+        help_text="A schedviz JSON-lines export (.jsonl) or a kube-scheduler-simulator pod "
+        "List (.json). It becomes a new cluster, paused, with its cycles to read.",
+    )
+    name = forms.CharField(
+        max_length=100,
+        required=False,
+        strip=False,
+        help_text="Leave empty to take the exported cluster's name.",
+    )
+
+    def clean_trace(self) -> str:
+        upload = self.cleaned_data["trace"]
+        if upload.size > settings.SCHEDVIZ_MAX_UPLOAD_BYTES:
+            limit = settings.SCHEDVIZ_MAX_UPLOAD_BYTES
+            raise forms.ValidationError(
+                f"The file is {upload.size} bytes: at most {limit} bytes "
+                "(SCHEDVIZ_MAX_UPLOAD_BYTES)."
+            )
+        try:
+            return str(upload.read().decode())
+        except UnicodeDecodeError:
+            raise forms.ValidationError("The file is not UTF-8 text.") from None
 
 
 CLUSTER_ROUTES = [("name:", "name"), ("clusters ", "name"), ("clockMode", "clock_mode")]

@@ -18,6 +18,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from schedviz.cluster import lessons, predictions
 from schedviz.cluster.services import ObjectNotFound, ServiceError
+from webui import access
 from webui.limits import limit_page_writes
 from webui.prediction_panel import PREDICT_TEMPLATE, UNSCHEDULABLE_CHOICE, predict_context
 from webui.views import _cluster, _dashboard_url, _is_htmx, _owner
@@ -83,6 +84,7 @@ def lesson_load(request: HttpRequest, slug: str) -> HttpResponse:
         for message in error.errors:
             messages.error(request, message)
         return redirect("webui:lesson", slug=slug)
+    access.remember_made(request.session, cluster)
     messages.success(request, f"Lesson “{lesson.info.title}” loaded into cluster {cluster.name}.")
     return redirect(_dashboard_url(cluster))
 

@@ -11,10 +11,13 @@ import functools
 import json
 import zlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
+from django.db.models.fields.json import KeyTransform
 
 from schedviz.cluster import selectors
 from schedviz.cluster.models import Cluster, Cycle, PendingPods
@@ -116,6 +119,9 @@ class NodeCard:
     bars: list[Bar]
     pods: list[PodChip] = field(default_factory=list)
     more_pods: int = 0
+    zone: str = ""
+    verdict: str = ""
+    focused: bool = False
 
 
 def _cpu(milli: int) -> str:
@@ -134,29 +140,78 @@ def _bar(label: str, requested: int, allocatable: int, show: Any) -> Bar:
     return Bar(label, show(requested), show(allocatable), percent)
 
 
-def _page_summaries(cluster: Cluster, names: list[str]) -> list[selectors.NodeSummary]:
-    """``selectors.node_list``'s totals for the named nodes only: a page of a large cluster
-    decodes its own nodes' pods, not every pod of the cluster."""
+# Decoding a stored manifest is the slow part of a summary (about a millisecond each): what a
+# node offers and what a pod requests are kept per stored version of the object, in this
+# process, for the next page that shows it.
+AMOUNTS_KEPT = 200_000
+_node_amounts: dict[tuple[int, int], dict[str, int]] = {}
+_pod_amounts: dict[tuple[int, int], dict[str, int]] = {}
+
+
+def forget_amounts() -> None:
+    """Empties the kept amounts (tests whose rolled-back rows give their pks out again)."""
+    _node_amounts.clear()
+    _pod_amounts.clear()
+
+
+def _manifests(rows: Any, wanted: list[int]) -> dict[int, dict[str, Any]]:
+    """The manifests of the rows whose pk is wanted, in one read (of them all when many)."""
+    if not wanted:
+        return {}
+    if len(wanted) <= 500:
+        rows = rows.filter(pk__in=wanted)
+    return dict(rows.values_list("pk", "manifest").iterator(chunk_size=1000))
+
+
+def _kept_amounts(
+    cache: dict[tuple[int, int], dict[str, int]],
+    rows: Any,
+    amounts: Callable[[dict[str, Any]], dict[str, int]],
+) -> dict[int, dict[str, int]]:
+    """Per pk of the rows, ``amounts`` of its manifest: from the cache, or decoded and kept."""
+    versions = list(rows.values_list("pk", "resource_version"))
+    manifests = _manifests(rows, [pk for pk, v in versions if (pk, v) not in cache])
+    found = {}
+    for pk, version in versions:
+        key = (pk, version)
+        if key not in cache:
+            if len(cache) >= AMOUNTS_KEPT:
+                cache.clear()
+            cache[key] = amounts(manifests[pk])
+        found[pk] = cache[key]
+    return found
+
+
+def _requests(manifest: dict[str, Any]) -> dict[str, int]:
+    pod = decode_object(manifest)
+    assert isinstance(pod, KubePod)
+    return {resource: to_int(resource, amount) for resource, amount in pod_requests(pod).items()}
+
+
+def _page_summaries(cluster: Cluster, names: list[str] | None) -> list[selectors.NodeSummary]:
+    """``selectors.node_list``'s totals for the named nodes only (None: every node): a page of
+    a large cluster reads its own nodes' pods, not every pod of the cluster."""
+    nodes = NodeRow.objects.filter(cluster=cluster).order_by("name")
+    if names is not None:
+        nodes = nodes.filter(name__in=names)
+    offered = _kept_amounts(_node_amounts, nodes, _amounts)
     summaries = [
-        selectors.NodeSummary(row=row, allocatable=_amounts(row.manifest))
-        for row in NodeRow.objects.filter(cluster=cluster, name__in=names).order_by("name")
+        selectors.NodeSummary(row=row, allocatable=offered[row.pk])
+        for row in nodes.defer("manifest")
     ]
     by_name = {summary.name: summary for summary in summaries}
-    bound = (
-        selectors.pod_list(cluster=cluster)
-        .filter(node_name__in=names)
-        .exclude(phase__in=[POD_SUCCEEDED, POD_FAILED])
-        .values_list("node_name", "manifest")
-    )
-    for node_name, manifest in bound.iterator():
-        summary = by_name[node_name]
-        pod = decode_object(manifest)
-        assert isinstance(pod, KubePod)
+    bound = selectors.pod_list(cluster=cluster).exclude(node_name="")
+    if names is not None:
+        bound = bound.filter(node_name__in=names)
+    bound = bound.exclude(phase__in=[POD_SUCCEEDED, POD_FAILED]).order_by()
+    requested = _kept_amounts(_pod_amounts, bound, _requests)
+    for pk, node_name in bound.values_list("pk", "node_name"):
+        summary = by_name.get(node_name)
+        if summary is None or pk not in requested:
+            continue
         summary.pod_count += 1
-        for resource, amount in pod_requests(pod).items():
-            summary.requested[resource] = summary.requested.get(resource, 0) + to_int(
-                resource, amount
-            )
+        for resource, amount in requested[pk].items():
+            summary.requested[resource] = summary.requested.get(resource, 0) + amount
     for summary in summaries:
         if summary.pod_count:
             summary.requested[RESOURCE_PODS] = summary.pod_count
@@ -169,11 +224,134 @@ def _amounts(manifest: dict[str, Any]) -> dict[str, int]:
     return {name: to_int(name, quantity.amount) for name, quantity in node.allocatable.items()}
 
 
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+VERDICTS = ("chosen", "feasible", "rejected", "not evaluated")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeQuery:
+    """What the node grid shows: the filters (name part, label ``key`` or ``key=value``, taint
+    text, verdict of the latest cycle), the node to jump to, the label key to group by."""
+
+    name: str = ""
+    label: str = ""
+    taint: str = ""
+    verdict: str = ""
+    node: str = ""
+    group: str = ""
+
+    @classmethod
+    def of(cls, params: Any) -> NodeQuery:
+        def get(key: str) -> str:
+            value = params.get(key) if params is not None else None
+            return value.strip()[:253] if isinstance(value, str) else ""
+
+        verdict = get("verdict")
+        return cls(
+            name=get("q"),
+            label=get("label"),
+            taint=get("taint"),
+            verdict=verdict if verdict in VERDICTS else "",
+            node=get("node"),
+            group=get("group"),
+        )
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.name or self.label or self.taint or self.verdict)
+
+    def params(self, **changes: str) -> dict[str, str]:
+        """The query's non-empty URL parameters, with ``changes`` applied ("" removes one)."""
+        values = {
+            "q": self.name,
+            "label": self.label,
+            "taint": self.taint,
+            "verdict": self.verdict,
+            "group": self.group,
+        }
+        values.update(changes)
+        return {key: value for key, value in values.items() if value}
+
+
+def taint_text(taint: dict[str, Any]) -> str:
+    """``key[=value]:Effect``, as kubectl taint writes it."""
+    value = taint.get("value")
+    return f"{taint.get('key', '')}{'=' + str(value) if value else ''}:{taint.get('effect', '')}"
+
+
+def latest_verdicts(*, cluster: Cluster) -> dict[str, str]:
+    """Per node, its verdict in the newest cycle: chosen, feasible (passed every filter),
+    rejected, or not evaluated (nodes the cycle never looked at, and nodes added since)."""
+    row = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
+    if row is None:
+        return {}
+    trace = row.trace()
+    verdicts: dict[str, str] = {}
+    for node, entries in (trace.get("filter") or {}).items():
+        real = [e for e in entries if not e.get("hypothetical")]
+        if not real:
+            continue
+        rejected = any(e.get("code") != "Success" for e in real)
+        verdicts[node] = "rejected" if rejected else "feasible"
+    chosen = (trace.get("selected") or {}).get("node") or trace.get("node")
+    if chosen and verdicts.get(chosen) != "rejected":
+        verdicts[chosen] = "chosen"
+    return verdicts
+
+
+def _node_names(cluster: Cluster, query: NodeQuery, verdicts: dict[str, str]) -> list[str]:
+    """The names of the nodes the query keeps, in name order."""
+    rows = NodeRow.objects.filter(cluster=cluster).order_by("name")
+    if query.name:
+        rows = rows.filter(name__icontains=query.name)
+    if query.label:
+        # In the database: JSON reads in SQL, not 5000 rows decoded here.
+        key, sep, value = query.label.partition("=")
+        if sep:
+            rows = rows.alias(label_value=KeyTransform(key.strip(), "labels")).filter(
+                label_value=value.strip()
+            )
+        else:
+            rows = rows.filter(labels__has_key=key)
+    if not (query.taint or query.verdict):
+        return list(rows.values_list("name", flat=True))
+    names = []
+    for name, taints in rows.values_list("name", "taints").iterator():
+        if query.taint and not any(query.taint in taint_text(t) for t in taints or []):
+            continue
+        if query.verdict and verdicts.get(name, "not evaluated") != query.verdict:
+            continue
+        names.append(name)
+    return names
+
+
 def node_page(
-    *, cluster: Cluster, page: int | str | None, colour_by: str = "namespace"
+    *,
+    cluster: Cluster,
+    page: int | str | None,
+    colour_by: str = "namespace",
+    query: NodeQuery | None = None,
 ) -> tuple[Page[Any], list[NodeCard]]:
-    """One page of node cards, in name order, with their bars and pod chips."""
-    names = NodeRow.objects.filter(cluster=cluster).order_by("name").values_list("name", flat=True)
+    """One page of node cards, in name order, with their bars and pod chips: of every node, or
+    of those the query keeps; the page holding ``query.node`` when it names one."""
+    query = query or NodeQuery()
+    # The newest trace is read only to filter by its verdicts (at 5000 nodes it is a big read).
+    verdicts = latest_verdicts(cluster=cluster) if query.verdict else {}
+    names: Any
+    if query.filtered:
+        names = _node_names(cluster, query, verdicts)
+    else:
+        names = (
+            NodeRow.objects.filter(cluster=cluster).order_by("name").values_list("name", flat=True)
+        )
+    if query.node:
+        if isinstance(names, list):
+            before = names.index(query.node) if query.node in names else 0
+        else:
+            before = names.filter(name__lt=query.node).count()
+        page = before // NODES_PER_PAGE + 1
     current = Paginator(names, NODES_PER_PAGE).get_page(page)
     shown = list(current.object_list)
     chips: dict[str, list[PodChip]] = defaultdict(list)
@@ -228,9 +406,93 @@ def node_page(
                 ],
                 pods=chips[row.name],
                 more_pods=max(0, counts[row.name] - CHIPS_PER_NODE),
+                zone=" · ".join(
+                    row.labels[key] for key in (REGION_LABEL, ZONE_LABEL) if row.labels.get(key)
+                ),
+                verdict=verdicts.get(row.name, ""),
+                focused=row.name == query.node,
             )
         )
     return current, cards
+
+
+@dataclass(slots=True)
+class Domain:
+    """One value of a topology label: its nodes, the pods bound to them, and what is free there
+    (allocatable minus requested, summed over its nodes)."""
+
+    value: str
+    nodes: int = 0
+    pods: int = 0
+    allocatable: dict[str, int] = field(default_factory=dict)
+    requested: dict[str, int] = field(default_factory=dict)
+
+    def free(self, resource: str) -> int:
+        return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
+
+    @property
+    def free_cpu(self) -> str:
+        return _cpu(self.free(RESOURCE_CPU))
+
+    @property
+    def free_memory(self) -> str:
+        free = self.free(RESOURCE_MEMORY)
+        return _memory(free) if free >= 0 else "-" + _memory(-free)
+
+    @property
+    def free_pods(self) -> int:
+        return self.free(RESOURCE_PODS)
+
+
+def label_keys(*, cluster: Cluster) -> list[str]:
+    """Every label key of the cluster's nodes: the zone, region and hostname keys first."""
+    keys: set[str] = set()
+    for labels in NodeRow.objects.filter(cluster=cluster).values_list("labels", flat=True):
+        keys.update(labels or {})
+    first = [k for k in (ZONE_LABEL, REGION_LABEL, HOSTNAME_LABEL) if k in keys]
+    return first + sorted(keys - set(first))
+
+
+def topology_domains(*, cluster: Cluster, key: str) -> list[Domain]:
+    """The nodes grouped by the value of label ``key`` (nodes without it under ""), each domain
+    with its pod count and free cpu, memory and pods, by domain value."""
+    nodes = NodeRow.objects.filter(cluster=cluster).order_by()
+    offered = _kept_amounts(_node_amounts, nodes, _amounts)
+    bound = (
+        selectors.pod_list(cluster=cluster)
+        .exclude(node_name="")
+        .exclude(phase__in=[POD_SUCCEEDED, POD_FAILED])
+        .order_by()
+    )
+    requested = _kept_amounts(_pod_amounts, bound, _requests)
+    domains: dict[str, Domain] = {}
+    domain_of: dict[str, Domain] = {}
+    for pk, name, labels in nodes.values_list("pk", "name", "labels").iterator(chunk_size=2000):
+        value = (labels or {}).get(key, "")
+        domain = domains.setdefault(value, Domain(value))
+        domain_of[name] = domain
+        domain.nodes += 1
+        domain.allocatable = _summed(domain.allocatable, offered[pk])
+    resources = (RESOURCE_CPU, RESOURCE_MEMORY)
+    for pk, node_name in bound.values_list("pk", "node_name").iterator(chunk_size=2000):
+        found = domain_of.get(node_name)
+        if found is None or pk not in requested:
+            continue
+        found.pods += 1
+        for resource in resources:
+            amount = requested[pk].get(resource, 0)
+            found.requested[resource] = found.requested.get(resource, 0) + amount
+    for domain in domains.values():
+        domain.requested[RESOURCE_PODS] = domain.pods
+    return [domains[value] for value in sorted(domains)]
+
+
+def _summed(total: dict[str, int], amounts: dict[str, int]) -> dict[str, int]:
+    """cpu, memory and pods of ``total`` plus ``amounts`` (a new dict)."""
+    return {
+        resource: total.get(resource, 0) + amounts.get(resource, 0)
+        for resource in (RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS)
+    }
 
 
 def node_get(*, cluster: Cluster, name: str) -> NodeRow | None:
@@ -468,10 +730,12 @@ def live_context(
     page: int | str | None = None,
     colour_by: str | None = None,
     oob: bool = False,
+    query: NodeQuery | None = None,
 ) -> dict[str, Any]:
     """What the node cards and the pending list need (re-read after every batch of cycles)."""
     colour_by = colour_mode(colour_by)
-    node_page_, cards = node_page(cluster=cluster, page=page, colour_by=colour_by)
+    query = query or NodeQuery()
+    node_page_, cards = node_page(cluster=cluster, page=page, colour_by=colour_by, query=query)
     pending, pending_total = pending_pods(cluster=cluster, colour_by=colour_by)
     return {
         "colour_by": colour_by,
@@ -479,6 +743,12 @@ def live_context(
         "cluster": cluster,
         "node_page": node_page_,
         "cards": cards,
+        "node_query": query,
+        "verdicts": VERDICTS,
+        # URL parameters the node grid's links keep: the filters and colours (page links), the
+        # filters alone (colour links).
+        "grid_params": urlencode({**query.params(), "colour": colour_by}),
+        "filter_params": urlencode(query.params()),
         "pending": pending,
         "pending_total": pending_total,
         "oob": oob,
@@ -486,10 +756,14 @@ def live_context(
 
 
 def dashboard_context(
-    *, cluster: Cluster, page: int | str | None = None, colour_by: str | None = None
+    *,
+    cluster: Cluster,
+    page: int | str | None = None,
+    colour_by: str | None = None,
+    query: NodeQuery | None = None,
 ) -> dict[str, Any]:
     queue, now, as_of = latest_queue(cluster=cluster)
-    context = live_context(cluster=cluster, page=page, colour_by=colour_by)
+    context = live_context(cluster=cluster, page=page, colour_by=colour_by, query=query)
     context.update(
         feed=recent_cycles(cluster=cluster),
         queue=queue_view(

@@ -157,6 +157,14 @@ class FormError(ValueError):
     pass
 
 
+# The form's range for a score plugin's weight, checked here as in the browser. Upstream's
+# framework (runtime/framework.go getScoreWeights) turns a weight of 0 into 1 and refuses only a
+# total that could overflow int64, so a YAML configuration may say more; the form offers the
+# weights a person means: 1 (a plugin's default unless set) to 100.
+MIN_FORM_WEIGHT = 1
+MAX_FORM_WEIGHT = 100
+
+
 def _parse_weights(post: Mapping[str, Any], names: Sequence[str]) -> dict[str, int]:
     weights = {}
     for name in names:
@@ -164,9 +172,15 @@ def _parse_weights(post: Mapping[str, Any], names: Sequence[str]) -> dict[str, i
         if not text:
             continue
         try:
-            weights[name] = int(text)
+            weight = int(text)
         except ValueError:
             raise FormError(f"weight of {name}: {text!r} is not an integer") from None
+        if not MIN_FORM_WEIGHT <= weight <= MAX_FORM_WEIGHT:
+            raise FormError(
+                f"weight of {name}: Invalid value: {weight}: must be between {MIN_FORM_WEIGHT} "
+                f"and {MAX_FORM_WEIGHT} (leave it empty for the default)"
+            )
+        weights[name] = weight
     return weights
 
 

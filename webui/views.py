@@ -46,6 +46,8 @@ from webui.prediction_panel import lesson_context, predict_context
 
 DASHBOARD = "webui/dashboard/page.html"
 CLUSTERS = "webui/clusters/list.html"
+CONFIRM = "webui/clusters/confirm.html"
+DOMAINS = "webui/dashboard/domains.html"
 
 
 def _owner(request: HttpRequest) -> User | None:
@@ -105,6 +107,7 @@ def index(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         cluster = _create_cluster(form, _owner(request))
         if cluster is not None:
+            access.remember_made(request.session, cluster)
             return redirect(_dashboard_url(cluster))
     status = 400 if form.errors else 200
     context = {"clusters": selectors.cluster_list(user=request.user), "form": form}
@@ -113,9 +116,47 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, CLUSTERS, context, status=status)
 
 
-@require_POST
+# Reset and Delete wipe a cluster: each asks first, on a page of its own (no script needed), and
+# acts only on a POST that carries the confirmation field that page's form sends.
+CONFIRM_FIELD = "confirm"
+WIPES = {
+    "reset": (
+        "Reset",
+        "Every object and every cycle of the cluster is deleted; the cluster stays, empty.",
+    ),
+    "delete": ("Delete", "The cluster is deleted, with every object and every cycle it holds."),
+}
+
+
+def _wipe(request: HttpRequest, cluster_id: int, action: str) -> HttpResponse | None:
+    """The confirmation page (GET, or a POST without the confirmation), a 403 page for a visitor
+    who may not wipe the cluster, or None: go ahead."""
+    cluster = _cluster(request, cluster_id)
+    allowed = access.may_wipe(request, cluster)
+    if request.method == "POST" and allowed and request.POST.get(CONFIRM_FIELD) == "yes":
+        return None
+    verb, consequence = WIPES[action]
+    if action == "reset" and cluster.lesson:
+        consequence = (
+            "The lesson starts again: its objects as it loaded them, paused; every cycle and "
+            "every change made since is deleted."
+        )
+    context = {
+        "cluster": cluster,
+        "verb": verb,
+        "consequence": consequence,
+        "action_url": reverse(f"webui:cluster_{action}", kwargs={"cluster_id": cluster.pk}),
+        "allowed": allowed,
+    }
+    return render(request, CONFIRM, context, status=200 if allowed else 403)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
 @limit_page_writes
 def cluster_delete(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    asked = _wipe(request, cluster_id, "delete")
+    if asked is not None:
+        return asked
     cluster = _cluster(request, cluster_id)
     name = cluster.name
     services.cluster_delete(cluster=cluster)
@@ -123,9 +164,12 @@ def cluster_delete(request: HttpRequest, cluster_id: int) -> HttpResponse:
     return redirect("webui:index")
 
 
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 @limit_page_writes
 def cluster_reset(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    asked = _wipe(request, cluster_id, "reset")
+    if asked is not None:
+        return asked
     cluster = _cluster(request, cluster_id)
     if cluster.lesson:
         # A lesson's cluster is reset to the lesson, not emptied under its panel.
@@ -147,17 +191,41 @@ DASHBOARD_FRAGMENTS = {"nodes", "pending", "queue", "feed", "controls"}
 @require_http_methods(["GET", "HEAD"])
 def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
     cluster = _cluster(request, cluster_id)
+    query = presenters.NodeQuery.of(request.GET)
     context = presenters.dashboard_context(
-        cluster=cluster, page=request.GET.get("page"), colour_by=request.GET.get("colour")
+        cluster=cluster,
+        page=request.GET.get("page"),
+        colour_by=request.GET.get("colour"),
+        query=query,
     )
     context.update(_forms(cluster))
     target = request.htmx.target if _is_htmx(request) else None  # type: ignore[attr-defined]
     if target in DASHBOARD_FRAGMENTS:
         return render(request, f"{DASHBOARD}#{target}", context)
+    if query.node and presenters.node_get(cluster=cluster, name=query.node) is None:
+        messages.error(request, f"No node named {query.node} in this cluster.")
+    context["label_keys"] = presenters.label_keys(cluster=cluster)
     context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
     context.update(debugger_context(cluster=cluster))
     context.update(_share_context(request, cluster))
     return render(request, DASHBOARD, context)
+
+
+@require_http_methods(["GET", "HEAD"])
+def domains(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The nodes grouped by the value of label ``?group=`` (the zone by default), with pod
+    counts and free resources per domain: a page, or its table for htmx."""
+    cluster = _cluster(request, cluster_id)
+    group = presenters.NodeQuery.of(request.GET).group or presenters.ZONE_LABEL
+    context = {
+        "cluster": cluster,
+        "group": group,
+        "colour_by": presenters.colour_mode(request.GET.get("colour")),
+        "domains": presenters.topology_domains(cluster=cluster, key=group),
+    }
+    if _is_htmx(request):
+        return render(request, f"{DOMAINS}#domains", context)
+    return render(request, DOMAINS, context)
 
 
 def _share_context(request: HttpRequest, cluster: Cluster) -> dict[str, Any]:
@@ -375,7 +443,8 @@ def manifests_apply(request: HttpRequest, cluster_id: int) -> HttpResponse:
             for message in error.errors:
                 form.add_error("manifests", message)
             raise
-        return _listed(result.lines, 8) if result.lines else "Nothing to apply."
+        listed = _listed(result.lines, 8) if result.lines else "Nothing to apply."
+        return f"{listed}; {result.skipped_notice}" if result.skipped_notice else listed
 
     return _object_form(
         request,

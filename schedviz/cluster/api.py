@@ -233,7 +233,7 @@ def cluster_apply(request: HttpRequest, user: User, cluster_id: int) -> HttpResp
                 "line": result.lines[-1],
             }
         )
-    return JsonResponse({"applied": applied})
+    return JsonResponse({"applied": applied, "notice": result.skipped_notice})
 
 
 EXPORT_FORMATS = ("yaml", "jsonl", "kss")

@@ -191,7 +191,7 @@ def node_list(*, cluster: Cluster) -> list[NodeSummary]:
         pod = decode_object(manifest)
         assert isinstance(pod, KubePod)
         summary.pod_count += 1
-        for name, amount in pod_requests(pod).items():
+        for name, amount in pod_requests(pod, use_status_resources=True).items():
             summary.requested[name] = summary.requested.get(name, 0) + to_int(name, amount)
     for summary in summaries.values():
         if summary.pod_count:

@@ -204,7 +204,7 @@ def node_usage(objects: Iterable[KubeObject]) -> dict[str, dict[str, dict[str, i
             continue
         requested = entry["requested"]
         requested[RESOURCE_PODS] += 1
-        for name, amount in pod_requests(pod).items():
+        for name, amount in pod_requests(pod, use_status_resources=True).items():
             if name in (RESOURCE_CPU, RESOURCE_MEMORY):
                 requested[name] += to_int(name, amount)
     return usage

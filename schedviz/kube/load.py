@@ -6,6 +6,14 @@ k8s.io/apimachinery/pkg/util/yaml does (multi-document YAML, a JSON object, a JS
 item as kubectl's resource builder does, and each object goes through ``decode_object``.
 KubeSchedulerConfiguration documents are passed through raw for the config package.
 
+What real dumps hold is taken as a cluster would have it: the items of a typed list
+(``NodeList``, ``PodList``: what the API server returns, whose items carry no kind) take the
+list's kind and apiVersion; ``metadata.generateName`` without a name gets a name as the API
+server generates one (``schedviz.kube.names``, seeded); objects of kinds the scheduler never
+reads (ConfigMap, Secret, ServiceAccount, custom resources...) are skipped and named in
+``Manifests.skipped_notice`` rather than refused. A kind the scheduler reads in a version the
+API server does not serve is still refused in its words.
+
 Deliberately different: the input is all or nothing (kubectl creates the valid documents and
 reports the rest); aliases, depth and alias expansion are bounded so that hostile YAML (an
 "alias bomb", a self-referencing anchor, thousands of nested brackets) fails with a clear
@@ -38,10 +46,12 @@ from schedviz.kube.decode import KINDS, decode_object
 from schedviz.kube.errors import (
     AlreadyExistsError,
     DocumentError,
+    FieldError,
     InvalidObjectError,
     LocatedError,
     ManifestError,
 )
+from schedviz.kube.names import GENERATE_NAME_ATTEMPTS, NameGenerator
 from schedviz.kube.objects import KubeObject
 
 SCHEDULER_CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -90,12 +100,31 @@ def _document_bound(text: str) -> int:
     return len(markers) + (0 if text.lstrip().startswith("---") else 1)
 
 
+# What the notice lists of the skipped objects, at most.
+SKIPPED_NAMED = 20
+
+
 @dataclass
 class Manifests:
     """What a set of manifests holds, in input order."""
 
     objects: list[KubeObject] = field(default_factory=list)
     scheduler_configs: list[dict[str, Any]] = field(default_factory=list)
+    # The objects of kinds the scheduler does not read, as ``Kind/name``, skipped.
+    skipped: list[str] = field(default_factory=list)
+    # Objects loaded with names a v1.34 API server refuses (``lenient_names``), its messages.
+    name_warnings: list[str] = field(default_factory=list)
+
+    @property
+    def skipped_notice(self) -> str:
+        """One line naming the skipped objects; empty when none was."""
+        count = len(self.skipped)
+        if not count:
+            return ""
+        named = ", ".join(self.skipped[:SKIPPED_NAMED])
+        more = f" and {count - SKIPPED_NAMED} more" if count > SKIPPED_NAMED else ""
+        what = "1 object of a kind" if count == 1 else f"{count} objects of kinds"
+        return f"skipped {what} the scheduler does not read: {named}{more}"
 
 
 class OversizedInt:
@@ -357,16 +386,49 @@ def _type_name(value: Any) -> str:
     )
 
 
+# The kinds the scheduler reads, in any version: in an unknown version they are refused, as the
+# API server's REST mapper does, where a kind it never reads is skipped.
+_READ_KINDS = frozenset({kind for _, kind in KINDS} | {SCHEDULER_CONFIG_KIND})
+
+
+def _read_kind(document: dict[str, Any]) -> bool:
+    kind, api_version = document.get("kind"), document.get("apiVersion")
+    if not isinstance(kind, str) or not kind or not isinstance(api_version, str) or not api_version:
+        return True  # refused with the API server's "Object 'Kind' is missing"
+    return (api_version, kind) in KINDS or kind in _READ_KINDS
+
+
+def _with_list_kind(item: Any, list_kind: str, list_api_version: Any) -> Any:
+    """An item of a typed list (``NodeList``, as the API server returns a list) without its
+    own kind and apiVersion takes the list's: the API server leaves them out of the items."""
+    if (
+        list_kind == "List"
+        or not isinstance(item, dict)
+        or ("kind" in item and "apiVersion" in item)
+    ):
+        return item
+    item = dict(item)
+    item.setdefault("kind", list_kind.removesuffix("List"))
+    if isinstance(list_api_version, str):
+        item.setdefault("apiVersion", list_api_version)
+    return item
+
+
 class _Collector:
     """Gathers objects and errors over every source, so the whole input is judged at once."""
 
-    def __init__(self, limits: ObjectLimits | None = None) -> None:
+    def __init__(
+        self, limits: ObjectLimits | None = None, seed: int = 0, lenient_names: bool = False
+    ) -> None:
         self.manifests = Manifests()
+        self._lenient_names = lenient_names
         self.errors: list[LocatedError] = []
         self._seen: set[tuple[str, str]] = set()
         self._limits = limits or ObjectLimits()
         self._objects = 0
         self._kinds = {"Node": 0, "Pod": 0}
+        self._names = NameGenerator(seed)
+        self._generated: set[tuple[str, str, str]] = set()
 
     def add_text(self, text: str, source: str) -> None:
         objects = self._limits.objects
@@ -410,6 +472,8 @@ class _Collector:
             self._add_list(document, source, position, item_path)
         elif kind == SCHEDULER_CONFIG_KIND and api_version == SCHEDULER_CONFIG_API_VERSION:
             self.manifests.scheduler_configs.append(document)
+        elif not _read_kind(document):
+            self.manifests.skipped.append(f"{kind}/{_object_name(document)}")
         else:
             self._add_object(document, source, position, item_path)
 
@@ -423,17 +487,28 @@ class _Collector:
             self.errors.append(error)
             return
         prefix = f"{path}." if path else ""
+        list_kind, list_api_version = document["kind"], document.get("apiVersion")
         for i, item in enumerate(items):
+            item = _with_list_kind(item, list_kind, list_api_version)
             self._add_document(item, source, position, f"{prefix}items[{i}]")
 
     def _add_object(self, document: dict[str, Any], source: str, position: int, path: str) -> None:
         self._count(document)
+        document = self._named(document)
+        name_warnings: list[FieldError] | None = [] if self._lenient_names else None
         try:
-            obj = decode_object(document)
+            obj = decode_object(document, name_warnings=name_warnings)
         except (InvalidObjectError, DocumentError) as error:
             error.locate(source, position, path)
             self.errors.append(error)
             return
+        if name_warnings:
+            info = KINDS[(document["apiVersion"], document["kind"])]
+            warning = InvalidObjectError(
+                document["kind"], obj.name, name_warnings, group=info.group
+            )
+            warning.locate(source, position, path)
+            self.manifests.name_warnings.append(str(warning))
         info = KINDS[(document["apiVersion"], document["kind"])]
         identity = (info.qualified_resource, obj.key)
         if identity in self._seen:
@@ -444,19 +519,48 @@ class _Collector:
         self._seen.add(identity)
         self.manifests.objects.append(obj)
 
+    def _named(self, document: dict[str, Any]) -> dict[str, Any]:
+        """The document with a name generated from ``metadata.generateName`` when it has none,
+        as the API server names it on create (drawn again if the input holds the name)."""
+        meta = document.get("metadata")
+        if not isinstance(meta, dict) or meta.get("name"):
+            return document
+        base = meta.get("generateName")
+        if not isinstance(base, str) or not base:
+            return document
+        key = (str(document.get("kind")), str(meta.get("namespace") or ""))
+        name = self._names.generate(base)
+        for _ in range(GENERATE_NAME_ATTEMPTS):
+            if (*key, name) not in self._generated:
+                break
+            name = self._names.generate(base)
+        self._generated.add((*key, name))
+        return {**document, "metadata": {**meta, "name": name}}
+
     def result(self) -> Manifests:
         if self.errors:
             raise ManifestError(self.errors)
         return self.manifests
 
 
+def _object_name(document: dict[str, Any]) -> str:
+    meta = document.get("metadata")
+    if isinstance(meta, dict):
+        for key in ("name", "generateName"):
+            if isinstance(meta.get(key), str) and meta[key]:
+                return str(meta[key])
+    return "<unnamed>"
+
+
 def load_manifests(
-    text: str, source: str = "<input>", *, limits: ObjectLimits | None = None
+    text: str, source: str = "<input>", *, limits: ObjectLimits | None = None, seed: int = 0
 ) -> Manifests:
     """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong.
 
-    ``limits``: an input past one is refused with that one error as soon as it is seen."""
-    collector = _Collector(limits)
+    ``limits``: an input past one is refused with that one error as soon as it is seen.
+    ``seed`` seeds the names generated for ``metadata.generateName``: the same input and seed
+    give the same names."""
+    collector = _Collector(limits, seed)
     try:
         collector.add_text(text, source)
     except _TooMany as error:
@@ -479,12 +583,14 @@ def _expand_directories(paths: list[str]) -> list[str]:
     return expanded
 
 
-def load_files(paths: list[str]) -> Manifests:
+def load_files(paths: list[str], *, seed: int = 0, lenient_names: bool = False) -> Manifests:
     """``load_manifests`` over several files, judged together (a name may not repeat).
 
     A directory stands for its manifest files, as with ``kubectl create -f DIR``.
+    ``lenient_names``: names that only the API server's rules refuse (upstream's unit tests
+    name nodes ``nodeA``) are loaded and reported in ``Manifests.name_warnings``.
     """
-    collector = _Collector()
+    collector = _Collector(seed=seed, lenient_names=lenient_names)
     for path in _expand_directories(paths):
         try:
             with open(path, encoding="utf-8") as handle:

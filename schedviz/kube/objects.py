@@ -180,6 +180,26 @@ class Container:
 
 
 @dataclass(slots=True)
+class ResourceRequirements:
+    """v1.ResourceRequirements: a pod's ``spec.resources`` (pod-level resources) or a
+    container status's ``resources`` (what the kubelet applied)."""
+
+    requests: ResourceList = field(default_factory=dict)
+    limits: ResourceList = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ContainerStatus:
+    """The parts of v1.ContainerStatus that count in the pod's requests once it runs (an
+    in-place resize): ``resources`` (None when the status has none) and
+    ``allocatedResources``."""
+
+    name: str
+    resources: ResourceRequirements | None = None
+    allocated_resources: ResourceList = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class Volume:
     """A pod volume; only the sources the scheduler looks at are kept."""
 
@@ -230,12 +250,15 @@ class Pod:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     overhead: ResourceList = field(default_factory=dict)
+    resources: ResourceRequirements | None = None  # pod-level resources
     volumes: tuple[Volume, ...] = ()
     host_network: bool = False
     # status
     phase: str = POD_PENDING
     nominated_node_name: str = ""
     conditions: tuple[PodCondition, ...] = ()
+    container_statuses: tuple[ContainerStatus, ...] = ()
+    init_container_statuses: tuple[ContainerStatus, ...] = ()
     manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -387,6 +410,88 @@ class CSINode:
         return self.name
 
 
+@dataclass(slots=True)
+class Service:
+    """A Service: only its selector matters to the scheduler (default topology spreading)."""
+
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    # None: a Service without selector, which selects nothing.
+    selector: dict[str, str] | None = None
+    manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class Workload:
+    """What the workload controllers read of their object: the pod template (its manifest,
+    metadata and spec, as the pods are made from it), the selector, the counts. One subclass per
+    kind, so that listers find them by kind name as upstream's informers do."""
+
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    owner_references: tuple[OwnerReference, ...] = ()
+    # A LabelSelector (apps/v1, batch/v1) or a label map (ReplicationController).
+    selector: LabelSelector | dict[str, str] | None = None
+    template: Manifest = field(default_factory=dict)
+    replicas: int = 1
+    manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(slots=True)
+class Deployment(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class ReplicaSet(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class ReplicationController(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class StatefulSet(Workload):
+    pod_management_policy: str = "OrderedReady"  # or Parallel
+    service_name: str = ""
+    # The volumeClaimTemplates' manifests.
+    volume_claim_templates: tuple[Manifest, ...] = ()
+
+
+@dataclass(slots=True)
+class DaemonSet(Workload):
+    pass
+
+
+@dataclass(slots=True)
+class Job(Workload):
+    parallelism: int = 1
+    completions: int | None = None
+    completion_mode: str = "NonIndexed"  # or Indexed
+
+
+WORKLOAD_KINDS = (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job)
+
+
 KubeObject = (
     Pod
     | Node
@@ -398,4 +503,11 @@ KubeObject = (
     | StorageClass
     | CSINode
     | PodGroup
+    | Service
+    | Deployment
+    | ReplicaSet
+    | ReplicationController
+    | StatefulSet
+    | DaemonSet
+    | Job
 )

@@ -12,15 +12,19 @@ Mirrors kubernetes-sigs/scheduler-plugins:
 A pod joins the PodGroup named by its ``scheduling.x-k8s.io/pod-group`` label in its namespace.
 Permit holds each member (Wait) until ``minMember`` of the group are assumed or bound, then allows
 every waiting sibling; a member that fails Filter rejects the waiting ones (PostFilter), and so does
-one that leaves Reserve (Unreserve), e.g. when its wait times out.
+one that leaves Reserve (Unreserve), e.g. when its wait times out. The first member to wait
+(``ActivateSiblings``, asked for through ``PermitState``) puts its siblings into the cycle's
+``PodsToActivate``, so the scheduler moves them to activeQ once the cycle succeeds. A gang that
+cannot fit therefore retries without end (members wait, a later one fails, PostFilter rejects the
+waiting ones, the next first waiter activates them again), as with upstream's defaults; in
+virtual time that happens at one instant, since the scheduler pops backoffQ when activeQ is
+empty. ``podGroupBackoffSeconds`` breaks the loop, as upstream intends it to.
 
 Deliberately different:
 - PodGroups and pods are read through the handle's object lister (the informers' cache) instead of
   a controller-runtime client and a pod informer.
 - The manager's expiring caches (go-cache's permittedPG and backedOffPG) expire on the scheduler's
   clock, so they run in virtual time.
-- ``ActivateSiblings`` is not ported: the runtime has no ``PodsToActivate`` cycle-state entry that
-  the scheduling cycle would hand to the queue.
 - A PodGroup's creation time for QueueSort is its ``metadata.creationTimestamp`` in seconds since
   the epoch, or 0.0 when the manifest has none: the start of virtual time, when the simulated API
   server creates every manifest. A pod never activated has no initial attempt time (upstream would
@@ -40,7 +44,11 @@ from typing import Protocol
 from schedviz.kube.crds import POD_GROUP_LABEL, SCHEDULING_GROUP, PodGroup
 from schedviz.kube.objects import RESOURCE_CPU, RESOURCE_PODS, Pod
 from schedviz.kube.quantity import Quantity
-from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.cycle_state import (
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    PodsToActivate,
+)
 from schedviz.scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
@@ -160,6 +168,19 @@ def decode_args(raw: object) -> CoschedulingArgs:
     return CoschedulingArgs(**values)
 
 
+PERMIT_STATE_KEY = "PermitCoscheduling"
+
+
+@dataclass
+class PermitState:
+    """Whether Permit asked for the siblings to be activated (core.go ``PermitState``)."""
+
+    activate: bool = False
+
+    def clone(self) -> PermitState:
+        return PermitState(self.activate)
+
+
 def pod_group_label(pod: Pod) -> str:
     """util.GetPodGroupLabel."""
     return pod.labels.get(POD_GROUP_LABEL, "")
@@ -261,7 +282,7 @@ class PodGroupManager:
         self._permitted.add(full_name, self._schedule_timeout or 0.0)
         return None
 
-    def permit(self, pod: Pod) -> PermitOutcome:
+    def permit(self, state: CycleState, pod: Pod) -> PermitOutcome:
         full_name, pod_group = self.get_pod_group(pod)
         if not full_name:
             return PermitOutcome.POD_GROUP_NOT_SPECIFIED
@@ -271,7 +292,31 @@ class PodGroupManager:
         assigned = self.calculate_assigned_pods(pod_group.name, pod_group.namespace)
         if assigned + 1 >= pod_group.min_member:
             return PermitOutcome.SUCCESS
+        if assigned == 0:
+            # Past PreFilter's minMember and minResources checks, the group's first member
+            # (and only it: scheduler-plugins#682) wakes its siblings up.
+            state.write(PERMIT_STATE_KEY, PermitState(activate=True))
         return PermitOutcome.WAIT
+
+    def activate_siblings(self, state: CycleState, pod: Pod) -> None:
+        """Asks the scheduler to move the pod's siblings to activeQ, when Permit asked for it."""
+        if not pod_group_label(pod):
+            return
+        try:
+            permit_state = state.read_as(PERMIT_STATE_KEY, PermitState)
+        except (KeyError, TypeError):
+            return
+        if not permit_state.activate:
+            return
+        siblings = [other for other in self.sibling_pods(pod) if other.key != pod.key]
+        if not siblings:
+            return
+        try:
+            pods_to_activate = state.read_as(PODS_TO_ACTIVATE_KEY, PodsToActivate)
+        except (KeyError, TypeError):
+            return
+        for sibling in siblings:
+            pods_to_activate.map[sibling.key] = sibling
 
     def creation_timestamp(self, pod: Pod, fallback: float) -> float:
         """The group's creation time, or ``fallback`` for a pod in no (existing) group."""
@@ -422,7 +467,7 @@ class Coscheduling(
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
         """Wait until minMember of the group are assumed or bound; the last one allows all."""
         timeout = self._schedule_timeout or 0.0
-        outcome = self._manager.permit(pod)
+        outcome = self._manager.permit(state, pod)
         if outcome is PermitOutcome.POD_GROUP_NOT_SPECIFIED:
             return None, 0.0
         if outcome is PermitOutcome.POD_GROUP_NOT_FOUND:
@@ -430,6 +475,8 @@ class Coscheduling(
         if outcome is PermitOutcome.WAIT:
             _, pod_group = self._manager.get_pod_group(pod)
             timeout = wait_time(pod_group, self._schedule_timeout) or timeout
+            # Move the sibling pods back to activeQ too.
+            self._manager.activate_siblings(state, pod)
             return new_status(Code.Wait), timeout
         full_name = pod_group_full_name(pod)
         for waiting in self._handle.iterate_over_waiting_pods():

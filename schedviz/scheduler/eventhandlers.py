@@ -3,11 +3,14 @@
 Mirrors pkg/scheduler/eventhandlers.go. Bound pods go to the cache; pods waiting for this
 scheduler go to the queue; a pod that becomes bound leaves the queue and enters the cache. Every
 change is also a cluster event that may move rejected pods back (with queueing hints on, as in
-current releases, every handler calls ``move_all_to_active_or_backoff_queue``).
+current releases, every handler calls ``move_all_to_active_or_backoff_queue``). Pods reach the
+handlers through the pod informer's field selector: terminal pods (Succeeded, Failed) are never
+seen, and a pod that turns terminal is deleted (``store.pod_informer_event``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from schedviz.kube.objects import (
@@ -30,7 +33,7 @@ from schedviz.scheduler.framework.types import (
     ClusterEvent,
     EventResource,
 )
-from schedviz.scheduler.store import ADDED, DELETED, MODIFIED
+from schedviz.scheduler.store import ADDED, DELETED, MODIFIED, pod_informer_event
 
 if TYPE_CHECKING:
     from schedviz.scheduler.backend.cache.cache import Cache
@@ -52,11 +55,19 @@ class EventHandlers:
     queue: PriorityQueue
     cache: Cache
     profiles: dict[str, Framework]
+    # Counts the cluster changes the scheduler has seen; a pod's own PodScheduled condition is
+    # not one (upstream's isPodUpdated ignores status). ``run_until_idle`` compares it with the
+    # count a pod's last attempt saw to know a retry would decide the same.
+    cluster_generation: int
 
     def handle_watch_event(self, event_type: str, old: Any, new: Any) -> None:
         obj = new if new is not None else old
+        if not _only_conditions_changed(old, new):
+            self.cluster_generation += 1
         if isinstance(obj, Pod):
-            self._on_pod(event_type, old, new)
+            seen = pod_informer_event(event_type, old, new)
+            if seen is not None:
+                self._on_pod(*seen)
         elif isinstance(obj, Node):
             if event_type == ADDED:
                 self.add_node_to_cache(new)
@@ -159,3 +170,11 @@ class EventHandlers:
     def delete_pod_from_cache(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)
         self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None, None)
+
+
+def _only_conditions_changed(old: Any, new: Any) -> bool:
+    """Whether a pending pod's update changed only its conditions (the scheduler writing
+    PodScheduled=False after a failed attempt)."""
+    if not isinstance(old, Pod) or not isinstance(new, Pod) or old.node_name or new.node_name:
+        return False
+    return dataclasses.replace(old, conditions=new.conditions) == new

@@ -8,13 +8,24 @@ Mirrors pkg/scheduler/framework/preemption/preemption.go (v1.34/v1.35): the ``Ev
 policy through ``PreemptionInterface``, as upstream's ``preemption.Interface``. ``callExtenders``
 hands the candidates to the extenders that support preemption (schedviz/scheduler/extender.py).
 
+Async preemption (SchedulerAsyncPreemption, beta and on in v1.34) as upstream runs it:
+``prepare_candidate_async`` leaves out the victims already terminating and returns at once when
+none is left (no API call, no nomination cleared); otherwise it marks the preemptor as preempting
+and hands a goroutine to the scheduler. In virtual time a goroutine runs at a well-defined step:
+right after the scheduling cycle that started it ends, that is after handleSchedulingFailure has
+recorded FailedScheduling, put the nomination in the nominator, patched the pod's status and
+sent the preemptor back to the queue, and before the next pop (``ScheduleOne.run_async_work``).
+Upstream's goroutine races that code, but its API round trips take milliseconds where the rest
+of the cycle takes microseconds, so this is the order a real cluster shows. The goroutine, in
+upstream's order: clear the nominations of lower-priority pods nominated to the node (through the
+API cacher, SchedulerAsyncAPICalls), preempt every victim but the last, stop gating the
+preemptor (DefaultPreemption's PreEnqueue: "waiting for the preemption for this pod to be
+finished"), preempt the last victim, and activate the preemptor if an API call failed. Each
+step is recorded in the trace (``preemption.asyncSteps``), the victims' deletions reach the
+queue as the watch delivers them. ``enable_async_preemption=False`` gives the synchronous
+``prepareCandidate`` (evict, then clear nominations, before PostFilter returns).
+
 Deliberately different:
-- Async preemption (SchedulerAsyncPreemption: beta and on by default since v1.33, so on in v1.34
-  and v1.35) makes the API calls in a goroutine after Preempt returns, and DefaultPreemption's
-  PreEnqueue holds the preemptor back until they finish. Here the calls run before Preempt
-  returns, in upstream's async order (clear lower-priority nominations, then evict): the outcome
-  is the same (victims deleted, "Preempted" events, nominations cleared) and there is no window
-  in which the preemptor waits.
 - The framework has no ``Extenders()``: the evaluator takes the extenders of the scheduler the
   framework was built with (its ``handle``). The candidates an extender keeps stay in dry-run
   order (upstream rebuilds them from a Go map, in random order).
@@ -23,14 +34,18 @@ Deliberately different:
   a Go map iteration (random); here it is the first candidate in dry-run order.
 - The preemptor is not re-read from the informer: the queue's copy is already the latest.
 - A pod's start time is ``status.startTime`` from its manifest; a pod without one counts as
-  started "now", later than every pod that has one (upstream calls ``time.Now()``).
+  started "now", later than every pod that has one (upstream calls ``time.Now()``). Two such
+  pods compare as upstream's calls do: each more important than the other (``sort.Slice`` then
+  moves them as Go's sort does, see ``gosort``). For pickOneNodeForPreemption's last criterion
+  they tie, where upstream's later calls of ``time.Now()`` favour the node evaluated last in
+  its (random) map order.
 - Pods are identified by ``namespace/name`` where upstream uses the UID.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -116,6 +131,8 @@ class PreemptionDetails:
     offset: int = 0
     num_candidates: int = 0
     events: list[dict[str, str]] = field(default_factory=list)
+    # What async preemption did after the cycle, in order (``{"action", "pod"}``).
+    async_steps: list[dict[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,6 +144,7 @@ class PreemptionDetails:
             "offset": self.offset,
             "numCandidates": self.num_candidates,
             "events": [dict(event) for event in self.events],
+            "asyncSteps": [dict(step) for step in self.async_steps],
         }
 
 
@@ -215,6 +233,14 @@ class PreemptionHandle(Protocol):
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None: ...
 
+    def run_async(self, work: Callable[[], None]) -> None:
+        """Runs ``work`` as a goroutine: after the current scheduling cycle."""
+        ...
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        """Moves the pods to activeQ (upstream ``Handle.Activate``)."""
+        ...
+
 
 # ---------------------------------------------------------------------------------------------
 # The evaluator
@@ -224,11 +250,23 @@ class Evaluator:
     """Runs preemption for one plugin (upstream ``preemption.Evaluator``)."""
 
     def __init__(
-        self, plugin_name: str, handle: PreemptionHandle, interface: PreemptionInterface
+        self,
+        plugin_name: str,
+        handle: PreemptionHandle,
+        interface: PreemptionInterface,
+        *,
+        enable_async_preemption: bool = True,
     ) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         self.interface = interface
+        self.enable_async_preemption = enable_async_preemption
+        # The preemptors whose goroutine has not released them yet (upstream ``preempting``).
+        self.preempting: set[str] = set()
+
+    def is_pod_running_preemption(self, pod_key: str) -> bool:
+        """Whether the pod's async preemption still runs (upstream ``IsPodRunningPreemption``)."""
+        return pod_key in self.preempting
 
     def preempt(
         self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
@@ -272,9 +310,12 @@ class Evaluator:
         details.nominated_node = best.name
         details.criterion = criterion
 
-        status = self.prepare_candidate(best, pod, self.plugin_name, details)
-        if not is_success(status):
-            return None, status
+        if self.enable_async_preemption:
+            self.prepare_candidate_async(best, pod, self.plugin_name, details)
+        else:
+            status = self.prepare_candidate(best, pod, self.plugin_name, details)
+            if not is_success(status):
+                return None, status
         return PreemptionPostFilterResult(NominatingInfo(best.name, True), details), None
 
     def find_candidates(
@@ -412,6 +453,56 @@ class Evaluator:
                 return as_status(error)
         return None
 
+    def prepare_candidate_async(
+        self,
+        candidate: Candidate,
+        pod: Pod,
+        plugin_name: str,
+        details: PreemptionDetails | None = None,
+    ) -> None:
+        """Starts the goroutine that evicts the victims (upstream ``prepareCandidateAsync``).
+
+        Victims already terminating need no API call; when none is left, nothing is started:
+        no nomination is cleared and the preemptor is not held back.
+        """
+        victims: list[Pod] = []
+        for victim in candidate.victims.pods:
+            if details is not None:
+                details.victims.append(victim.key)
+            if victim.deletion_timestamp:
+                # Graceful deletion already started: no API call for it.
+                _step(details, "VictimAlreadyTerminating", victim)
+                continue
+            victims.append(victim)
+        if not victims:
+            return
+        self.preempting.add(pod.key)
+
+        def preempt(victim: Pod) -> bool:
+            _step(details, "PreemptVictim", victim)
+            return self.preempt_pod(candidate, pod, victim, plugin_name, details) is not None
+
+        def goroutine() -> None:
+            failed = False
+            # Lower-priority pods nominated to the node may no longer fit there: clear their
+            # nomination, so they look for another place sooner.
+            for nominated in get_lower_priority_nominated_pods(self.handle, pod, candidate.name):
+                _step(details, "ClearNominatedNodeName", nominated)
+                self.handle.patch_pod_status(nominated, None, "")
+            # Every victim but the last (in parallel upstream), then release the preemptor, so
+            # that the last deletion's event finds it no longer held back at PreEnqueue.
+            for victim in victims[:-1]:
+                failed |= preempt(victim)
+            self.preempting.discard(pod.key)
+            _step(details, "PreemptionReleased", pod)
+            failed |= preempt(victims[-1])
+            if failed:
+                # The pod might wait in the unschedulable pool for ever: move it to activeQ.
+                _step(details, "Activate", pod)
+                self.handle.activate({pod.name: pod})
+
+        self.handle.run_async(goroutine)
+
     def preempt_pod(
         self,
         candidate: Candidate,
@@ -458,6 +549,11 @@ class Evaluator:
     def _clear_nominated_node_name(self, pods: Sequence[Pod]) -> None:
         for nominated in pods:
             self.handle.patch_pod_status(nominated, None, "")
+
+
+def _step(details: PreemptionDetails | None, action: str, pod: Pod) -> None:
+    if details is not None:
+        details.async_steps.append({"action": action, "pod": pod.key})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,11 +673,17 @@ def pod_start_time(pod: Pod) -> float:
 
 
 def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
-    """MoreImportantPod: higher priority first, then the one that started earlier."""
+    """MoreImportantPod: higher priority first, then the one that started earlier.
+
+    A pod without a start time started "now" (``GetPodStartTime`` calls ``time.Now()``), after
+    every pod that has one; for two such pods the first "now" is taken before the second, so
+    each is more important than the other: true both ways, as in upstream.
+    """
     priority1, priority2 = pod1.effective_priority, pod2.effective_priority
     if priority1 != priority2:
         return priority1 > priority2
-    return pod_start_time(pod1) < pod_start_time(pod2)
+    start1, start2 = pod_start_time(pod1), pod_start_time(pod2)
+    return start1 < start2 or start1 == start2 == math.inf
 
 
 def get_earliest_pod_start_time(victims: Victims) -> float | None:

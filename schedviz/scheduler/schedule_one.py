@@ -6,7 +6,10 @@ the filtering extenders), score them (PreScore, Score, NormalizeScore, weights, 
 Prioritize), pick the host (reservoir sampling among the top scores), assume it in the cache,
 Reserve, Permit, then bind (PreBind, a binding extender or the Bind plugins, PostBind).
 Failures go back to the queue as upstream's ``handleSchedulingFailure`` does, with the pod's
-PodScheduled condition and a FailedScheduling event carrying the same message.
+PodScheduled condition and a FailedScheduling event carrying the same message. The pods plugins
+put into the cycle's ``PodsToActivate`` move to activeQ after a successful scheduling cycle and
+again after a successful binding cycle. Goroutines a plugin starts (async preemption) run right
+after the cycle, before the next pop (``run_async_work``).
 
 Deliberately different: the binding cycle runs right after the scheduling cycle instead of in a
 goroutine (a pod held at Permit resumes when the loop sees it allowed, rejected or timed out), and
@@ -35,7 +38,11 @@ from schedviz.scheduler.extender import (
     ExtenderError,
     HTTPExtender,
 )
-from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.cycle_state import (
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    PodsToActivate,
+)
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     Code,
@@ -68,7 +75,7 @@ if TYPE_CHECKING:
     from schedviz.scheduler.backend.cache.snapshot import Snapshot
     from schedviz.scheduler.backend.queue.scheduling_queue import PriorityQueue
     from schedviz.scheduler.clock import Clock
-    from schedviz.scheduler.store import ClusterStore
+    from schedviz.scheduler.store import ClusterStore, InformerView
 
 # schedule_one.go constants.
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -168,6 +175,10 @@ class ScheduleOne:
     cache: Cache
     snapshot: Snapshot
     store: ClusterStore
+    informers: InformerView
+    async_work: list[Callable[[], None]]
+    # The PostFilter result of the running cycle, re-read once its goroutines have run.
+    _preemption_details: object | None = None
     clock: Clock
     rng: random.Random
     profiles: dict[str, Framework]
@@ -178,6 +189,9 @@ class ScheduleOne:
     percentage_of_nodes_to_score: int
     queue_was_empty: bool
     waiting: list[WaitingCycle]
+    cluster_generation: int
+    # The cluster generation each pod's last scheduling attempt started from.
+    attempt_generations: dict[str, int]
     _emit: Callable[[CycleTrace], None] | None
     # Attached for a cycle by whoever steps through it (None: no stops, one check per point).
     debugger: Debugger | None
@@ -220,6 +234,7 @@ class ScheduleOne:
             self.queue.done(pod.key)
             return None
         self.cycle_count += 1
+        self.attempt_generations[pod.key] = self.cluster_generation
         started = time.perf_counter()
         trace = CycleTrace(
             cycle=self.cycle_count,
@@ -229,13 +244,19 @@ class ScheduleOne:
             time=self.clock.now(),
             wall_time=time.time(),
             queue=queue_state,
+            # The scheduler's nextStartNodeIndex, whether or not this cycle walks the nodes.
+            start_index=self.next_start_node_index,
         )
         self._trace_into(framework, trace)
         state = CycleState()
+        # Filled by plugins, emptied into activeQ after a successful cycle (and binding).
+        pods_to_activate = PodsToActivate()
+        state.write(PODS_TO_ACTIVATE_KEY, pods_to_activate)
         if self.debugger is not None:
             self._debugging = DebugCycle(self.debugger, framework, state, trace)
         try:
             self._cycle(framework, state, pod_info, trace)
+            self.run_async_work(trace)
             if self._debugging is not None:
                 self._debugging.before(points.END, pod, ())
             return trace
@@ -268,6 +289,17 @@ class ScheduleOne:
             self.waiting.append((framework, state, assumed_pod_info, result, trace))
             return
         self.run_binding_cycle(framework, state, assumed_pod_info, result, trace)
+
+    def run_async_work(self, trace: CycleTrace) -> None:
+        """The goroutines the cycle started (async preemption), in the order they started, now
+        that the cycle is over; the trace's preemption record gets what they did."""
+        while self.async_work:
+            work = self.async_work.pop(0)
+            work()
+        details = self._preemption_details
+        if details is not None:
+            trace.preemption = _preemption_json(details, trace.nominated_node)
+            self._preemption_details = None
 
     def _skip_pod_schedule(self, pod: Pod) -> bool:
         if pod.deletion_timestamp:
@@ -318,6 +350,7 @@ class ScheduleOne:
             if nominating is not None and nominating.nominated_node_name:
                 trace.nominated_node = nominating.nominated_node_name
             trace.preemption = _preemption_json(post_result, trace.nominated_node)
+            self._preemption_details = post_result
             return (
                 ScheduleResult(nominating_info=nominating),
                 pod_info,
@@ -362,7 +395,19 @@ class ScheduleOne:
                 assumed_info,
                 (_single_node_rejection(pod, host, status) if status.is_rejected() else status),
             )
+        # At the end of a successful scheduling cycle, move up the pods plugins asked for.
+        self._activate_pods(state, clear=True)
         return result, assumed_info, None
+
+    def _activate_pods(self, state: CycleState, *, clear: bool) -> None:
+        try:
+            pods_to_activate = state.read_as(PODS_TO_ACTIVATE_KEY, PodsToActivate)
+        except (KeyError, TypeError):
+            return
+        if pods_to_activate.map:
+            self.queue.activate(pods_to_activate.map)
+            if clear:
+                pods_to_activate.map = {}
 
     def schedule_pod(
         self, framework: Framework, state: CycleState, pod: Pod, trace: CycleTrace
@@ -447,7 +492,6 @@ class ScheduleOne:
             diagnosis.node_to_status.absent_nodes_status = cut
             trace.pre_filter_nodes = wanted
             trace.pre_filter_status = cut
-        trace.start_index = self.next_start_node_index
         feasible: list[NodeInfo] = []
         try:
             feasible = self.find_nodes_that_pass_filters(
@@ -866,6 +910,8 @@ class ScheduleOne:
         if debugging is not None:
             debugging.before(points.POST_BIND, pod, framework.plugin_names("postBind"))
         framework.run_post_bind_plugins(state, pod, host)
+        # At the end of a successful binding cycle, move up the pods plugins asked for.
+        self._activate_pods(state, clear=False)
         return None
 
     def bind(self, framework: Framework, state: CycleState, pod: Pod, host: str) -> Status | None:
@@ -939,6 +985,9 @@ class ScheduleOne:
         trace: CycleTrace,
     ) -> None:
         reason = POD_REASON_UNSCHEDULABLE if status.is_rejected() else POD_REASON_SCHEDULER_ERROR
+        if not status.is_rejected():
+            # An error may pass (an extender down, an API failure): a retry is never futile.
+            self.attempt_generations.pop(pod_info.pod.key, None)
         fit_error = status.cause if isinstance(status.cause, FitError) else None
         if fit_error is not None:
             pod_info.unschedulable_plugins = set(fit_error.diagnosis.unschedulable_plugins)
@@ -948,7 +997,7 @@ class ScheduleOne:
         if fit_error is not None:
             error_message = str(fit_error)
         trace.message = error_message
-        cached = self.store.get("Pod", pod.key)
+        cached = self.informers.get("Pod", pod.key)
         requeued = False
         if isinstance(cached, Pod) and not cached.node_name:
             pod_info.pod_info = type(pod_info.pod_info)(cached)

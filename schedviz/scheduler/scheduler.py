@@ -6,7 +6,10 @@ Mirrors pkg/scheduler/scheduler.go (``New``, ``buildExtenders``, ``buildQueueing
 the start of every cycle. The loop is driven by the caller instead of goroutines:
 ``run_until_idle`` runs cycles in virtual time, jumping the clock to the next thing that can
 happen (a backoff ending, the 1 s and 30 s queue flushes, a Permit timeout), and stops when no
-pod can make progress without a new cluster event.
+pod can make progress without a new cluster event: a schedviz addition, since upstream runs
+forever. A pod in backoffQ whose last attempt was rejected on the cluster as it still is would be
+rejected again (``cluster_generation``), and the 5-minute flush of unschedulablePods retries
+pods whose queueing hints heard no event that could help them.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from schedviz.scheduler.framework.types import (
     QueueingHint,
 )
 from schedviz.scheduler.schedule_one import ScheduleOne, WaitingCycle
-from schedviz.scheduler.store import ClusterStore
+from schedviz.scheduler.store import ClusterStore, InformerView
 from schedviz.scheduler.trace import CycleTrace
 
 # The queue's periodic flushes (scheduling_queue.go's Run).
@@ -92,6 +95,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         extender elsewhere is refused here with ExtenderConfigError."""
         self.config = config
         self.store = store
+        self.informers = InformerView(store)
         self.clock = clock
         self.rng = random.Random(seed)
         self.cache = Cache()
@@ -104,6 +108,11 @@ class Scheduler(EventHandlers, ScheduleOne):
         # Whether the last schedule_one found the queue empty.
         self.queue_was_empty = False
         self.waiting: list[WaitingCycle] = []
+        self.cluster_generation = 0
+        self.attempt_generations: dict[str, int] = {}
+        # Whether the last run_until_idle ended at its cycle cap with work left.
+        self.stopped_at_cap = False
+        self.async_work: list[Callable[[], None]] = []
         self.debugger = None
         self._debugging = None
         self.extenders = build_extenders(config.extenders, extender_allowed_hosts)
@@ -132,9 +141,9 @@ class Scheduler(EventHandlers, ScheduleOne):
 
     def _list_and_watch(self) -> None:
         """The informers' initial list: nodes first, then bound pods, then pending ones."""
-        for node in self.store.list_objects("Node"):
+        for node in self.informers.list_objects("Node"):
             self.add_node_to_cache(node)
-        pods = self.store.pods()
+        pods = self.informers.pods()
         for pod in pods:
             if pod.node_name:
                 self.add_pod_to_cache(pod)
@@ -148,8 +157,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         return self.snapshot
 
     @property
-    def objects(self) -> ClusterStore:
-        return self.store
+    def objects(self) -> InformerView:
+        return self.informers
 
     def bind_pod(self, pod: Pod, node_name: str) -> Status | None:
         return self.store.bind(pod, node_name)
@@ -162,6 +171,13 @@ class Scheduler(EventHandlers, ScheduleOne):
     def delete_pod(self, pod: Pod) -> None:
         """Deletes a pod through the API (preemption victims)."""
         self.store.delete("Pod", pod.key)
+
+    def run_async(self, work: Callable[[], None]) -> None:
+        """A goroutine a plugin starts: run after the current cycle (``run_async_work``)."""
+        self.async_work.append(work)
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        self.queue.activate(pods)
 
     # ------------------------------------------------------------------ the loop
 
@@ -214,8 +230,12 @@ class Scheduler(EventHandlers, ScheduleOne):
         return self.schedule_one()
 
     def run_until_idle(self, advance: Callable[[float], None], max_cycles: int = 1_000_000) -> int:
-        """Runs cycles, moving virtual time with ``advance``, until nothing can progress."""
+        """Runs cycles, moving virtual time with ``advance``, until nothing can progress: the
+        active queue is empty, no pod waits at Permit, and every pod in backoffQ was last tried
+        on the cluster as it is now (a retry would decide the same: a pod that failed with an
+        error, like no nodes at all, goes back through backoffQ forever in upstream)."""
         cycles = 0
+        self.stopped_at_cap = False
         while cycles < max_cycles:
             self.run_due_work()
             trace = self.schedule_one()
@@ -225,10 +245,26 @@ class Scheduler(EventHandlers, ScheduleOne):
             if not self.queue_was_empty:
                 continue  # popped a pod that needed no cycle (not ours, or assumed)
             wake = self.next_wakeup()
-            if wake is None:
-                break
+            if wake is None or (not self._permit_waits() and self._backoff_retries_futile()):
+                return cycles
             advance(max(wake, self.clock.now()))
+        self.stopped_at_cap = True
         return cycles
+
+    def _permit_waits(self) -> bool:
+        return any(
+            (waiting := framework.get_waiting_pod(assumed.pod.key)) is not None
+            and bool(waiting.pending_plugins)
+            for framework, _, assumed, _, _ in self.waiting
+        )
+
+    def _backoff_retries_futile(self) -> bool:
+        """Every pod in backoffQ had its last attempt on the current cluster."""
+        generation = self.cluster_generation
+        return all(
+            self.attempt_generations.get(pod.key) == generation
+            for pod in self.queue.pods_in_backoff_q()
+        )
 
     def pending_pods(self) -> Sequence[Pod]:
         pods, _ = self.queue.pending_pods()

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from schedviz.kube.objects import (
+    POD_FAILED,
+    POD_SUCCEEDED,
     KubeObject,
     Namespace,
     Pod,
@@ -176,6 +178,61 @@ class ClusterStore:
         event = Event(type_, reason, pod.key, message, self.now())
         self.events.append(event)
         return event
+
+
+def is_terminal_pod(pod: Pod) -> bool:
+    """A pod in phase Succeeded or Failed: its containers are done and it holds nothing."""
+    return pod.phase in (POD_SUCCEEDED, POD_FAILED)
+
+
+def pod_informer_event(event_type: str, old: Any, new: Any) -> tuple[str, Any, Any] | None:
+    """A pod watch event as the scheduler's pod informer delivers it, or None when it hears
+    nothing.
+
+    Upstream's scheduler watches pods with the field selector
+    ``status.phase!=Succeeded,status.phase!=Failed`` (scheduler.go, ``newPodInformer``), so a
+    terminal pod is never listed, and a pod that turns terminal leaves the watch: the API
+    server's cacher sends a DELETED event carrying the last state that matched
+    (``cacheWatcher.convertToWatchEvent``).
+    """
+    old_seen = isinstance(old, Pod) and not is_terminal_pod(old)
+    new_seen = isinstance(new, Pod) and not is_terminal_pod(new)
+    if old_seen and new_seen:
+        return event_type, old, new
+    if old_seen:
+        return DELETED, old, None
+    if new_seen:
+        return ADDED, None, new
+    return None
+
+
+class InformerView:
+    """The scheduler's informers over a ``ClusterAPI``: every object kind as the API has it,
+    except the pods the pod informer's field selector leaves out (terminal ones)."""
+
+    def __init__(self, api: ClusterAPI) -> None:
+        self._api = api
+
+    def list_objects(self, kind: str) -> Sequence[Any]:
+        objects = self._api.list_objects(kind)
+        if kind != "Pod":
+            return objects
+        return [obj for obj in objects if not (isinstance(obj, Pod) and is_terminal_pod(obj))]
+
+    def get(self, kind: str, key: str) -> Any:
+        obj = self._api.get(kind, key)
+        if isinstance(obj, Pod) and is_terminal_pod(obj):
+            return None
+        return obj
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        return self._api.namespace_labels(namespace)
+
+    def pods(self) -> list[Pod]:
+        return [pod for pod in self._api.pods() if not is_terminal_pod(pod)]
+
+    def apply(self, obj: KubeObject) -> None:
+        self._api.apply(obj)
 
 
 def _set_condition(

@@ -104,6 +104,21 @@ def test_apply_answers_every_object(client: Client, auth: dict[str, Any], cluste
     }
 
 
+def test_apply_skips_kinds_the_scheduler_does_not_read_with_one_notice(
+    client: Client, auth: dict[str, Any], cluster: Cluster
+) -> None:
+    others = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\n---"
+    )
+    response = post_yaml(client, f"/api/clusters/{cluster.id}/apply", f"{others}{NODE}", auth)
+    assert response.status_code == 200
+    assert [a["line"] for a in response.json()["applied"]] == ["node/n1 created"]
+    assert response.json()["notice"] == (
+        "skipped 2 objects of kinds the scheduler does not read: ConfigMap/app-config, Secret/db"
+    )
+
+
 def test_apply_accepts_json(client: Client, auth: dict[str, Any], cluster: Cluster) -> None:
     body = json.dumps([yaml.safe_load(NODE), yaml.safe_load(POD)])
     response = client.post(

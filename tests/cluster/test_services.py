@@ -232,12 +232,12 @@ def test_apply_with_one_bad_document_among_good_ones_saves_nothing(cluster: Clus
     with pytest.raises(ServiceError) as caught:
         services.manifests_apply(
             cluster=cluster,
-            text=docs(node("n1"), bad_pod, pod("good"), "apiVersion: v1\nkind: Gadget\n"),
+            text=docs(node("n1"), bad_pod, pod("good"), "apiVersion: v2\nkind: Node\n"),
         )
     errors = caught.value.errors
     assert len(errors) == 2
     assert errors[0].startswith('document 2 of <input>: Pod "bad" is invalid: ')
-    assert 'no matches for kind "Gadget" in version "v1"' in errors[1]
+    assert 'no matches for kind "Node" in version "v2"' in errors[1]
     assert counts(cluster) == before
 
 

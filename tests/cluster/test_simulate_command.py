@@ -121,8 +121,32 @@ def test_same_seed_prints_the_same_placements(tmp_path: Path) -> None:
     assert [(c["pod"], c["node"]) for c in runs[0]] == [(c["pod"], c["node"]) for c in runs[1]]
 
 
-def test_max_cycles_stops_the_run(tmp_path: Path) -> None:
+def test_max_cycles_stops_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert len(cycles_of(simulate(tmp_path, CLUSTER, "--max-cycles", "1"))) == 1
+    assert capsys.readouterr().err == (
+        "stopped at the cycle cap: 1 pod still pending, more cycles might place some\n"
+    )
+
+
+def test_a_pod_only_file_ends_after_one_cycle_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: nginx}\n"
+        "spec: {containers: [{name: nginx, image: nginx:1.14.2}]}\n"
+    )
+    cycles = cycles_of(simulate(tmp_path, pods))
+    assert [(c["pod"], c["message"]) for c in cycles] == [
+        ("default/nginx", "no nodes available to schedule pods")
+    ]
+    assert capsys.readouterr().err == "stopped: 1 pod unschedulable, no event can change that\n"
+
+
+def test_a_run_that_places_every_pod_says_nothing_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    simulate(tmp_path, CLUSTER.split("---\napiVersion: v1\nkind: Pod\nmetadata: {name: big")[0])
+    assert capsys.readouterr().err == ""
 
 
 def test_table_output_lists_cycles_messages_and_pods(tmp_path: Path) -> None:
@@ -168,3 +192,20 @@ def test_a_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
         call_command("simulate", str(missing), stdout=io.StringIO())
     assert exited.value.code == 2
     assert f"open {missing}: No such file or directory" in capsys.readouterr().err
+
+
+def test_it_simulates_upstreams_fixture_names_and_warns_that_the_api_server_refuses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: nodeA}\n"
+        "status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: pod1}\n"
+        "spec: {containers: [{name: c, image: i}]}\n"
+    )
+    cycles = cycles_of(simulate(tmp_path, cluster))
+    assert [(c["pod"], c["node"]) for c in cycles] == [("default/pod1", "nodeA")]
+    err = capsys.readouterr().err
+    assert err.startswith("warning: document 1 of ")
+    assert err.endswith("(a v1.34 API server refuses this name)\n")
+    assert 'Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA"' in err

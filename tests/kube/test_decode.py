@@ -82,6 +82,11 @@ def node(**status: Any) -> dict[str, Any]:
 
 # --- Pods: one invalid field at a time, the API server's message for it. --------------------
 
+DNS1123_SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
 POD_ERROR_CASES = [
     (
         "missing name",
@@ -89,9 +94,14 @@ POD_ERROR_CASES = [
         "metadata.name: Required value: name or generateName is required",
     ),
     (
-        "unstorable name",
-        with_path(pod(), "metadata.name", "web/1"),
-        "metadata.name: Invalid value: \"web/1\": may not contain '/'",
+        "name not a DNS-1123 subdomain",
+        with_path(pod(), "metadata.name", "Bad_Name"),
+        'metadata.name: Invalid value: "Bad_Name": ' + DNS1123_SUBDOMAIN_MESSAGE,
+    ),
+    (
+        "nodeName not a DNS-1123 subdomain",
+        pod(nodeName='a<>"!'),
+        'spec.nodeName: Invalid value: "a<>\\"!": ' + DNS1123_SUBDOMAIN_MESSAGE,
     ),
     (
         "bad namespace",
@@ -608,6 +618,122 @@ def test_path_prefix_is_put_before_each_field() -> None:
     with pytest.raises(InvalidObjectError) as info:
         decode_object(with_path(pod(), "spec.containers", []), path_prefix="items[2].")
     assert [str(e) for e in info.value.errors] == ["items[2].spec.containers: Required value"]
+
+
+# --- Pods: pod-level resources (validatePodResources, validatePodResourceConsistency). --------
+
+POD_LEVEL_ERROR_CASES = [
+    (
+        "unsupported pod-level resource",
+        with_path(pod(), "spec.resources", {"requests": {"cpu": "1", "ephemeral-storage": "1Gi"}}),
+        'spec.resources.requests[ephemeral-storage]: Unsupported value: "ephemeral-storage": '
+        'supported values: "cpu", "hugepages-", "memory"',
+    ),
+    (
+        "non-standard unqualified name",
+        with_path(pod(), "spec.resources", {"limits": {"gpu": "1"}}),
+        'spec.resources.limits[gpu]: Invalid value: "gpu": must be a standard resource type or '
+        "fully qualified",
+    ),
+    (
+        "pod-level request above its limit",
+        with_path(pod(), "spec.resources", {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
+        'spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+    ),
+    (
+        "pod-level request below the containers' aggregate",
+        with_path(
+            with_path(pod(), "spec.containers.0.resources", {"requests": {"cpu": "1500m"}}),
+            "spec.resources",
+            {"requests": {"cpu": "1"}},
+        ),
+        'spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to '
+        "aggregate container requests of 1500m",
+    ),
+    (
+        "container limit above the pod's",
+        with_path(
+            with_path(pod(), "spec.containers.0.resources", {"limits": {"memory": "2Gi"}}),
+            "spec.resources",
+            {"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}},
+        ),
+        'spec.resources.requests: Invalid value: "2Gi": must be less than or equal to memory '
+        "limit of 1Gi",
+    ),
+    (
+        "windows pod",
+        with_path(with_path(pod(), "spec.os", {"name": "windows"}), "spec.resources", {}),
+        "spec.resources: Forbidden: may not be set for a windows pod",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "doc", "expected"),
+    POD_LEVEL_ERROR_CASES,
+    ids=[c[0] for c in POD_LEVEL_ERROR_CASES],
+)
+def test_it_validates_pod_level_resources_as_the_api_server(
+    name: str, doc: dict[str, Any], expected: str
+) -> None:
+    assert expected in errors_of(doc)
+
+
+def test_a_container_limit_above_the_pod_limit_is_refused_under_spec_resources() -> None:
+    doc = with_path(
+        with_path(pod(), "spec.containers.0.resources", {"limits": {"cpu": "2"}}),
+        "spec.resources",
+        {"requests": {"cpu": "2"}, "limits": {"cpu": "3"}},
+    )
+    assert isinstance(decode_object(doc), Pod)
+    doc = with_path(doc, "spec.resources", {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}})
+    assert (
+        'spec.resources.containers[0][cpu].limits: Invalid value: "2": must be less than or '
+        "equal to pod limits of 1"
+    ) in errors_of(doc)
+
+
+def test_pod_level_requests_default_from_the_containers_then_from_the_limits() -> None:
+    """defaultPodRequests: with pod-level limits, a missing pod-level request is the containers'
+    aggregate (when they request it), else the pod-level limit."""
+    doc = with_path(
+        with_path(pod(), "spec.containers.0.resources", {"requests": {"cpu": "500m"}}),
+        "spec.resources",
+        {"limits": {"cpu": "2", "memory": "1Gi"}},
+    )
+    p = decode_object(doc)
+    assert isinstance(p, Pod) and p.resources is not None
+    assert p.resources.requests == {"cpu": Quantity.parse("500m"), "memory": Quantity.parse("1Gi")}
+
+
+def test_pod_level_requests_without_limits_are_kept_as_given() -> None:
+    p = decode_object(with_path(pod(), "spec.resources", {"requests": {"cpu": "3"}}))
+    assert isinstance(p, Pod) and p.resources is not None
+    assert p.resources.requests == {"cpu": Quantity.parse("3")}
+    assert p.resources.limits == {}
+
+
+def test_container_statuses_keep_resized_resources() -> None:
+    doc = pod()
+    doc["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": "c",
+                "allocatedResources": {"cpu": "2"},
+                "resources": {"requests": {"cpu": "3"}, "limits": {"cpu": "4"}},
+            },
+            {"name": "sidecar"},
+        ],
+        "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+    }
+    p = decode_object(doc)
+    assert isinstance(p, Pod)
+    first, second = p.container_statuses
+    assert first.name == "c" and first.allocated_resources == {"cpu": Quantity.parse("2")}
+    assert first.resources is not None
+    assert first.resources.requests == {"cpu": Quantity.parse("3")}
+    assert second.resources is None and second.allocated_resources == {}
 
 
 # --- Pods: defaulting. ------------------------------------------------------------------------
@@ -1296,8 +1422,89 @@ def test_a_value_of_the_wrong_type_is_a_field_error(path: tuple[Any, ...]) -> No
             assert error.errors
 
 
-@pytest.mark.parametrize("name", ["nodeA", "Machine_1"])
-def test_it_accepts_node_and_pod_names_upstream_tests_use(name: str) -> None:
+# IsDNS1123Subdomain's table (k8s.io/apimachinery/pkg/util/validation/validation_test.go): what
+# ValidateNodeName and ValidatePodName accept and refuse.
+@pytest.mark.parametrize(
+    "name",
+    ["a", "ab", "abc", "a1", "a-1", "a--1--2--b", "0", "01", "a.a", "1.a", "a.b.c.d.e", "a" * 253],
+)
+def test_node_and_pod_names_that_are_dns_1123_subdomains_are_accepted(name: str) -> None:
     node = decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
     assert node.name == name
     assert decode_object(with_path(pod(), "metadata.name", name)).name == name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "A",
+        "ABC",
+        "aBc",
+        "A1",
+        "A-1",
+        "1-A",
+        "-",
+        "a-",
+        "-a",
+        "1-",
+        "-1",
+        "_",
+        "a_",
+        "_a",
+        "a_b",
+        "1_",
+        "_1",
+        "1_2",
+        ".",
+        "a.",
+        ".a",
+        "a..b",
+        "1.",
+        ".1",
+        "1..2",
+        " ",
+        "a ",
+        " a",
+        "a b",
+        "1 ",
+        " 1",
+        "1 2",
+        "A.a",
+        "aB.a",
+        "ab.A",
+        "A1.a",
+        "a1.A",
+        "A.1",
+        "aB.1",
+        "A1.1",
+        "1A.1",
+        "0.A",
+        "01.A",
+        "012.A",
+        "1A.a",
+        "1a.A",
+        "A.B.C.D.E",
+        "AA.BB.CC.DD.EE",
+        "a.B.c.d.e",
+        "aa.bB.cc.dd.ee",
+        "a@b",
+        "a,b",
+        "a_b",
+        "a;b",
+        "a:b",
+        "a%b",
+        "a?b",
+        "a$b",
+        'a<>"!',
+        "a" * 254,
+        "nodeA",
+        "Machine_1",
+    ],
+)
+def test_node_and_pod_names_that_are_not_dns_1123_subdomains_are_refused(name: str) -> None:
+    with pytest.raises(InvalidObjectError) as node_error:
+        decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    with pytest.raises(InvalidObjectError) as pod_error:
+        decode_object(with_path(pod(), "metadata.name", name))
+    for error in (node_error.value, pod_error.value):
+        assert [e.field for e in error.errors] == ["metadata.name"] * len(error.errors)

@@ -1,6 +1,7 @@
 """load_manifests and load_files: documents, lists, syntax errors, hostile YAML, all-or-nothing."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +115,11 @@ def test_every_invalid_document_is_reported_and_nothing_is_returned() -> None:
         NODE
         + "---\n"
         + POD.replace("image: nginx", "image: ''")
-        + "---\napiVersion: v1\nkind: Foo\n"
+        + "---\napiVersion: v2\nkind: Pod\n"
     )
     assert messages(text, "pods.yaml") == [
         'document 2 of pods.yaml: Pod "web-1" is invalid: spec.containers[0].image: Required value',
-        'document 3 of pods.yaml: no matches for kind "Foo" in version "v1"',
+        'document 3 of pods.yaml: no matches for kind "Pod" in version "v2"',
     ]
 
 
@@ -294,9 +295,9 @@ def test_pods_past_the_limit_are_refused_at_the_first_one_past_it(
     decoded: list[str] = []
     real_decode = load.decode_object
 
-    def counting_decode(document: dict[str, Any]) -> Any:
+    def counting_decode(document: dict[str, Any], **options: Any) -> Any:
         decoded.append(document["metadata"]["name"])
-        return real_decode(document)
+        return real_decode(document, **options)
 
     monkeypatch.setattr(load, "decode_object", counting_decode)
     text = "\n---\n".join(json.dumps(pod) for pod in _pods(8))
@@ -348,3 +349,139 @@ def test_dashes_inside_a_block_scalar_are_not_counted_as_documents() -> None:
     )
     [namespace] = load_manifests(text, limits=ObjectLimits(objects=Limit(1))).objects
     assert isinstance(namespace, Namespace)
+
+
+# ---------------------------------------------------------------------------------------------
+# What real dumps hold
+
+
+def test_items_of_a_typed_list_take_the_lists_kind_and_api_version() -> None:
+    # What the API server returns for GET /api/v1/nodes: the items carry no kind.
+    text = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "NodeList",
+            "metadata": {"resourceVersion": "42"},
+            "items": [{"metadata": {"name": "ip-10-0-0-1.ec2.internal"}}],
+        }
+    )
+    (node,) = load_manifests(text).objects
+    assert isinstance(node, Node) and node.name == "ip-10-0-0-1.ec2.internal"
+
+
+def test_items_of_a_plain_list_still_need_their_kind() -> None:
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{"metadata": {"name": "a"}}]})
+    assert messages(text) == ["document 1 of <input>, items[0]: Object 'Kind' is missing"]
+
+
+GENERATED = """
+apiVersion: v1
+kind: Pod
+metadata: {generateName: web-}
+spec: {containers: [{name: web, image: nginx}]}
+"""
+
+
+def test_generate_name_gets_five_characters_of_the_api_servers_alphabet() -> None:
+    names = [o.name for o in load_manifests(GENERATED + "---\n" + GENERATED).objects]
+    assert len(set(names)) == 2
+    for name in names:
+        assert re.fullmatch(r"web-[bcdfghjklmnpqrstvwxz2456789]{5}", name)
+
+
+def test_generated_names_repeat_with_the_seed_and_change_with_it() -> None:
+    def names(seed: int) -> list[str]:
+        return [o.name for o in load_manifests(GENERATED, seed=seed).objects]
+
+    assert names(1) == names(1)
+    assert names(1) != names(2)
+
+
+def test_a_long_generate_name_is_cut_to_leave_room_for_the_suffix() -> None:
+    (pod,) = load_manifests(GENERATED.replace("web-", "w" * 70)).objects
+    assert pod.name.startswith("w" * 58) and len(pod.name) == 63
+
+
+def test_an_invalid_generate_name_is_refused_in_the_api_servers_words() -> None:
+    (message,) = messages(GENERATED.replace("web-", "Web_"))
+    assert 'metadata.generateName: Invalid value: "Web_": a lowercase RFC 1123 subdomain' in message
+
+
+def test_kinds_the_scheduler_does_not_read_are_skipped_with_one_notice() -> None:
+    others = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\n---\n"
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\n---\n"
+        "apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata: {generateName: w-}\n---\n"
+    )
+    manifests = load_manifests(others + POD)
+    assert [o.key for o in manifests.objects] == ["default/web-1"]
+    assert manifests.skipped_notice == (
+        "skipped 4 objects of kinds the scheduler does not read: "
+        "ConfigMap/app-config, Secret/db, Ingress/web, Widget/w-"
+    )
+
+
+def test_the_notice_names_one_object_and_at_most_twenty() -> None:
+    one = load_manifests("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    assert (
+        one.skipped_notice == "skipped 1 object of a kind the scheduler does not read: ConfigMap/c"
+    )
+    many = "---\n".join(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n" for i in range(25)
+    )
+    assert load_manifests(many).skipped_notice.endswith("ConfigMap/c19 and 5 more")
+
+
+def test_a_kind_the_scheduler_reads_in_a_version_it_does_not_serve_is_refused() -> None:
+    assert messages(
+        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n"
+    ) == [
+        'document 1 of <input>: no matches for kind "PodDisruptionBudget" '
+        'in version "policy/v1beta1"'
+    ]
+
+
+UPSTREAM_FIXTURE_NAMES = """
+apiVersion: v1
+kind: Node
+metadata: {name: nodeA}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: podWithTolerations}
+spec:
+  nodeName: nodeA
+  containers: [{name: c, image: i}]
+"""
+
+
+def test_names_only_the_api_server_refuses_are_errors_by_default() -> None:
+    with pytest.raises(ManifestError) as raised:
+        load_manifests(UPSTREAM_FIXTURE_NAMES)
+    message = str(raised.value)
+    assert (
+        'Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA": a lowercase RFC 1123'
+        in message
+    )
+    assert 'spec.nodeName: Invalid value: "nodeA"' in message
+
+
+def test_lenient_names_load_upstreams_fixture_names_with_a_warning_each(tmp_path: Path) -> None:
+    path = tmp_path / "fixtures.yaml"
+    path.write_text(UPSTREAM_FIXTURE_NAMES)
+    manifests = load_files([str(path)], lenient_names=True)
+    assert [obj.name for obj in manifests.objects] == ["nodeA", "podWithTolerations"]
+    assert len(manifests.name_warnings) == 2
+    assert manifests.name_warnings[0].startswith(
+        f'document 1 of {path}: Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA"'
+    )
+    assert "spec.nodeName" in manifests.name_warnings[1]
+
+
+@pytest.mark.parametrize("name", ["a/b", "50%", ".."])
+def test_lenient_names_still_refuse_names_that_cannot_be_stored(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"apiVersion: v1\nkind: Node\nmetadata: {{name: {json.dumps(name)}}}\n")
+    with pytest.raises(ManifestError, match=r"metadata\.name: Invalid value"):
+        load_files([str(path)], lenient_names=True)

@@ -23,7 +23,11 @@ from schedviz.outoftree.coscheduling import (
 )
 from schedviz.outoftree.registry import new_registry, out_of_tree_registry
 from schedviz.scheduler.clock import VirtualClock
-from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.cycle_state import (
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    PodsToActivate,
+)
 from schedviz.scheduler.framework.interface import Code, Status, new_status
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.framework import WaitingPod
@@ -210,7 +214,42 @@ def test_manager_permit(
 ) -> None:
     node = make_node().name("node").capacity({"cpu": "4"}).obj()
     handle = GangHandle([*existing, pod], [node], groups)
-    assert PodGroupManager(handle, SCHEDULE_TIMEOUT).permit(pod) is want
+    assert PodGroupManager(handle, SCHEDULE_TIMEOUT).permit(CycleState(), pod) is want
+
+
+def _state_with_pods_to_activate() -> tuple[CycleState, PodsToActivate]:
+    state = CycleState()
+    pods_to_activate = PodsToActivate()
+    state.write(PODS_TO_ACTIVATE_KEY, pods_to_activate)
+    return state, pods_to_activate
+
+
+def test_the_first_member_to_wait_activates_its_siblings() -> None:
+    """core.go Permit asks for ActivateSiblings when no member is assigned yet; the siblings
+    (not the pod itself, nor other groups' pods) go to PodsToActivate."""
+    node = make_node().name("node").capacity({"cpu": "4"}).obj()
+    first, second, third = member("p1", "pg"), member("p2", "pg"), member("p3", "pg")
+    other = member("q1", "other")
+    handle = GangHandle(
+        [first, second, third, other],
+        [node],
+        [pod_group("pg", min_member=3), pod_group("other", min_member=2)],
+    )
+    state, pods_to_activate = _state_with_pods_to_activate()
+    status, _ = plugin(handle).permit(state, first, "node")
+    assert status == new_status(Code.Wait)
+    assert sorted(pods_to_activate.map) == ["ns/p2", "ns/p3"]
+
+
+def test_a_later_member_that_waits_activates_nobody() -> None:
+    node = make_node().name("node").capacity({"cpu": "4"}).obj()
+    first = member("p1", "pg", node="node")
+    second, third = member("p2", "pg"), member("p3", "pg")
+    handle = GangHandle([first, second, third], [node], [pod_group("pg", min_member=3)])
+    state, pods_to_activate = _state_with_pods_to_activate()
+    status, _ = plugin(handle).permit(state, second, "node")
+    assert status == new_status(Code.Wait)
+    assert pods_to_activate.map == {}
 
 
 THREE_CPU_NODES = [
@@ -618,6 +657,11 @@ profiles:
 """
 
 
+# A gang that cannot fit retries for ever: its first member to wait activates the others
+# (ActivateSiblings), at one virtual instant (PopFromBackoffQ), as upstream does in real time.
+MAX_CYCLES = 30
+
+
 def _gang(
     cpus: int, members: int, min_member: int = 3, extra: str = "", gated: int = 0
 ) -> Simulation:
@@ -651,7 +695,7 @@ spec:
 """
         )
     simulation = new_simulation(load_manifests("---".join(documents)), registry=new_registry())
-    simulation.run()
+    simulation.run(max_cycles=MAX_CYCLES)
     return simulation
 
 
@@ -694,6 +738,18 @@ def test_a_gang_that_does_not_fit_is_not_bound_at_all() -> None:
     assert _last_message(simulation, "default/worker-1") == (
         "0/1 nodes are available: 1 optimistic rejection in PostFilter."
     )
+
+
+def test_the_first_member_to_wait_brings_its_rejected_siblings_back_at_once() -> None:
+    """After the third member's PostFilter rejected the waiting two, the next member to wait
+    activates its siblings from the unschedulable pool (PodsToActivate): the gang retries
+    without a new cluster event and without waiting out a backoff."""
+    simulation = _gang(cpus=2, members=3)
+
+    cycles = _cycles(simulation)
+    assert len(cycles) == MAX_CYCLES
+    assert {trace.time for trace in cycles} == {0.0}
+    assert _permit_codes(simulation, "default/worker-1").count(Code.Wait) > 1
 
 
 def test_a_gang_that_fits_is_bound_once_the_last_member_arrives() -> None:

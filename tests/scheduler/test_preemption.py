@@ -8,7 +8,7 @@ prepareCandidate's API calls and events.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from schedviz.scheduler.preemption import (
     Candidate,
     Evaluator,
     PreemptionDetails,
+    PreemptionPostFilterResult,
     ScoreFunc,
     Victims,
     aggregate_errors,
@@ -61,6 +62,7 @@ class FakeHandle:
         self.store = ClusterStore([*pods, *nodes, *nominated])
         self.nominated = list(nominated)
         self.calls: list[tuple[str, str]] = []
+        self.goroutines: list[Callable[[], None]] = []
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self.snapshot
@@ -92,6 +94,17 @@ class FakeHandle:
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None:
         return None
+
+    def run_async(self, work: Callable[[], None]) -> None:
+        self.calls.append(("goroutine", ""))
+        self.goroutines.append(work)
+
+    def run_goroutines(self) -> None:
+        while self.goroutines:
+            self.goroutines.pop(0)()
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        self.calls.extend(("activate", name) for name in pods)
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
@@ -187,22 +200,115 @@ def test_preempt_without_nodes_is_an_error() -> None:
     assert status.reasons == ("no nodes available",)
 
 
-def test_preempt_nominates_and_evicts() -> None:
-    victim = pod("p1", MID, "node1")
-    preemptor = pod("p", HIGH)
-    handle = FakeHandle([victim], two_nodes()[:1])
-    evaluator = Evaluator("FakePostFilter", handle, FakePostFilterPlugin())
+def _preempt(
+    handle: FakeHandle, preemptor: Pod, *, enable_async: bool = True
+) -> tuple[Evaluator, PreemptionPostFilterResult | None]:
+    evaluator = Evaluator(
+        "FakePostFilter", handle, FakePostFilterPlugin(), enable_async_preemption=enable_async
+    )
     result, status = evaluator.preempt(
         CycleState(), preemptor, NodeToStatus({"node1": Status(Code.Unschedulable)})
     )
     assert status is None
     assert result is not None and result.nominating_info == NominatingInfo("node1", True)
-    assert result.details is not None
+    return evaluator, result
+
+
+def test_sync_preemption_evicts_before_it_returns() -> None:
+    handle = FakeHandle([pod("p1", MID, "node1")], two_nodes()[:1])
+    _, result = _preempt(handle, pod("p", HIGH), enable_async=False)
+    assert result is not None and result.details is not None
     assert result.details.criterion == CRITERION_ONLY_CANDIDATE
     assert handle.calls == [("patch", "p1"), ("delete", "p1")]
     assert [(e.type, e.reason, e.object, e.message) for e in handle.store.events] == [
         ("Normal", "Preempted", "default/p1", "Preempted by pod p on node node1")
     ]
+
+
+def test_async_preemption_evicts_in_a_goroutine_and_holds_the_preemptor_until_then() -> None:
+    handle = FakeHandle([pod("p1", MID, "node1")], two_nodes()[:1])
+    evaluator, result = _preempt(handle, pod("p", HIGH))
+    assert handle.calls == [("goroutine", "")]
+    assert evaluator.is_pod_running_preemption("default/p")
+    assert result is not None and result.details is not None
+    assert result.details.victims == ["default/p1"]
+
+    handle.run_goroutines()
+    assert handle.calls[1:] == [("patch", "p1"), ("delete", "p1")]
+    assert not evaluator.is_pod_running_preemption("default/p")
+    assert [(e.reason, e.object) for e in handle.store.events] == [("Preempted", "default/p1")]
+    assert result.details.async_steps == [
+        {"action": "PreemptionReleased", "pod": "default/p"},
+        {"action": "PreemptVictim", "pod": "default/p1"},
+    ]
+
+
+def test_async_preemption_releases_the_preemptor_before_the_last_victim() -> None:
+    node = make_node().name("node1").capacity({"pods": 10}).obj()
+    handle = FakeHandle([pod("p1", MID, "node1"), pod("p2", MID, "node1")], [node])
+    plugin = FakePostFilterPlugin()
+    plugin_victims = plugin.select_victims_on_node
+
+    def two_victims(*args: Any) -> tuple[list[Pod], int, Status | None]:
+        _, _, node_info, _ = args
+        _, violations, status = plugin_victims(*args)
+        return [p.pod for p in node_info.pods], violations, status
+
+    plugin.select_victims_on_node = two_victims  # type: ignore[method-assign]
+    evaluator = Evaluator("FakePostFilter", handle, plugin)
+    result, _ = evaluator.preempt(
+        CycleState(), pod("p", HIGH), NodeToStatus({"node1": Status(Code.Unschedulable)})
+    )
+    handle.run_goroutines()
+    assert result is not None and result.details is not None
+    assert [step["action"] for step in result.details.async_steps] == [
+        "PreemptVictim",
+        "PreemptionReleased",
+        "PreemptVictim",
+    ]
+
+
+def test_async_preemption_clears_lower_priority_nominations_in_the_goroutine() -> None:
+    nominated = dataclasses.replace(pod("low", 10), nominated_node_name="node1")
+    handle = FakeHandle([pod("p1", MID, "node1")], two_nodes()[:1], nominated=[nominated])
+    _preempt(handle, pod("p", HIGH))
+    assert handle.store.get("Pod", nominated.key).nominated_node_name == "node1"
+    handle.run_goroutines()
+    assert handle.calls[1:] == [("patch", "low"), ("patch", "p1"), ("delete", "p1")]
+    assert handle.store.get("Pod", nominated.key).nominated_node_name == ""
+
+
+def test_async_preemption_with_only_terminating_victims_returns_before_clearing_nominations() -> (
+    None
+):
+    """Upstream's prepareCandidateAsync returns when no victim needs an API call: nothing
+    is cleared, the preemptor is not held back (the livelock-1 finding)."""
+    dying = dataclasses.replace(
+        pod("dying", MID, "node1"), deletion_timestamp="2026-01-01T00:00:00Z"
+    )
+    nominated = dataclasses.replace(pod("low", 10), nominated_node_name="node1")
+    handle = FakeHandle([dying], two_nodes()[:1], nominated=[nominated])
+    evaluator, result = _preempt(handle, pod("p", HIGH))
+    assert handle.calls == []
+    assert not evaluator.is_pod_running_preemption("default/p")
+    assert result is not None and result.details is not None
+    assert result.details.victims == ["default/dying"]
+    assert result.details.async_steps == [
+        {"action": "VictimAlreadyTerminating", "pod": "default/dying"}
+    ]
+
+
+def test_async_preemption_activates_the_preemptor_when_an_api_call_fails() -> None:
+    class RefusingHandle(FakeHandle):
+        def delete_pod(self, pod: Pod) -> None:
+            raise RuntimeError("admission webhook denied the request")
+
+    handle = RefusingHandle([pod("p1", MID, "node1")], two_nodes()[:1])
+    _, result = _preempt(handle, pod("p", HIGH))
+    handle.run_goroutines()
+    assert ("activate", "p") in handle.calls
+    assert result is not None and result.details is not None
+    assert result.details.async_steps[-1] == {"action": "Activate", "pod": "default/p"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,9 +420,11 @@ def test_more_important_pod() -> None:
     assert not more_important_pod(pod("a", 5), pod("b", 10))
     assert more_important_pod(pod("a", 5, start=1), pod("b", 5, start=2))
     assert not more_important_pod(pod("a", 5, start=2), pod("b", 5, start=1))
-    # Started "now": neither is more important than the other.
-    assert not more_important_pod(pod("a", 5), pod("b", 5))
+    # Both started "now", the first argument's time.Now() before the second's: true both ways.
+    assert more_important_pod(pod("a", 5), pod("b", 5))
+    assert more_important_pod(pod("b", 5), pod("a", 5))
     assert more_important_pod(pod("a", 5, start=1), pod("b", 5))
+    assert not more_important_pod(pod("b", 5), pod("a", 5, start=1))
 
 
 def test_earliest_start_time_of_highest_priority_victims() -> None:

@@ -909,6 +909,26 @@ def test_rotation_counts_rejected_nodes_and_starts_where_the_last_cycle_stopped(
     assert sched.next_start_node_index == 0
 
 
+def test_a_cycle_that_walks_no_node_reports_the_scheduler_start_index() -> None:
+    """After a walk stopped at node "2", the nominated node "3" fits without a walk: the trace
+    still says where the next walk starts (upstream's nextStartNodeIndex, unchanged)."""
+    fake = FakeFilter({"0": U, "1": U})
+    nominated = make_pod().name("b").uid("b").nominated_node_name("3").obj()
+    sched = new_scheduler(
+        {"filter": ["FakeFilter"]},
+        nodes=nodes_named("0", "1", "2", "3"),
+        pods=[make_pod().name("a").uid("a").priority(1).obj(), nominated],
+        plugins={"FakeFilter": fake},
+    )
+    first = sched.schedule_one()
+    assert first is not None and first.pod == "default/a" and first.selected_node == "2"
+    assert first.start_index == 0 and sched.next_start_node_index == 3
+    second = sched.schedule_one()
+    assert second is not None and second.pod == "default/b" and second.selected_node == "3"
+    assert second.evaluated_nodes == 1
+    assert second.start_index == 3 and sched.next_start_node_index == 3
+
+
 # ---------------------------------------------------------------------------------------------
 # Test_SelectHost (v1.34's selectHost: reservoir sampling among the top scores)
 

@@ -12,10 +12,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from schedviz.kube.objects import Node, Pod
+from schedviz.kube.objects import Namespace, Node, Pod
 from schedviz.scheduler.apis.config.v1 import decode_configuration
 from schedviz.scheduler.clock import VirtualClock
-from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.cycle_state import (
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    PodsToActivate,
+)
 from schedviz.scheduler.framework.interface import Code, NominatingInfo, Status
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import PluginFactory, Registry
@@ -77,6 +81,23 @@ class NodeAddFilter:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(EVENT_NODE_ADD)]
+
+
+@dataclasses.dataclass
+class ActivatingPermit:
+    """Asks the scheduler to activate ``others`` from Permit, through PodsToActivate."""
+
+    others: list[Pod]
+
+    def name(self) -> str:
+        return "ActivatingPermit"
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        pods_to_activate = state.read_as(PODS_TO_ACTIVATE_KEY, PodsToActivate)
+        for other in self.others:
+            if other.key != pod.key:
+                pods_to_activate.map[other.key] = other
+        return None, 0.0
 
 
 def _fixed(plugin: object) -> PluginFactory:
@@ -154,6 +175,58 @@ def test_an_unschedulable_pod_leaves_the_loop_idle_until_an_event() -> None:
     sched.store.apply(node("n2"))
     assert sched.run_until_idle(clock.set) == 1
     assert [p.name for p in sched.queue.unschedulable_pod_list()] == ["p"]
+
+
+def test_a_pod_with_no_node_to_go_to_is_tried_once_and_the_loop_stops() -> None:
+    # "no nodes available" names no plugin, so upstream sends the pod through backoffQ again
+    # and again; a retry on the same cluster decides the same, so the loop stops.
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [],
+        [make_pod().name("p").obj()],
+    )
+    assert sched.run_until_idle(clock.set, max_cycles=50) == 1
+    assert not sched.stopped_at_cap
+    assert [p.name for p in sched.queue.pods_in_backoff_q()] == ["p"]
+
+
+def test_a_pod_in_backoff_is_tried_again_once_after_any_cluster_change() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [],
+        [make_pod().name("p").obj()],
+    )
+    assert sched.run_until_idle(clock.set, max_cycles=50) == 1
+    sched.store.apply(Namespace(name="other"))
+    assert sched.run_until_idle(clock.set, max_cycles=50) == 1
+    assert [t.attempt for t in sched.test_traces] == [1, 2]  # type: ignore[attr-defined]
+
+
+def test_a_pods_own_unschedulable_condition_is_not_a_cluster_change() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [],
+        [make_pod().name("p").obj()],
+    )
+    before = sched.cluster_generation
+    sched.run_until_idle(clock.set, max_cycles=50)
+    pod = sched.store.get("Pod", "default/p")
+    assert pod.conditions[0].reason == "Unschedulable"
+    assert sched.cluster_generation == before
+
+
+def test_the_cycle_cap_is_reported() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["FlakyFilter"]},
+        {"FlakyFilter": FlakyFilter(errors=5)},
+        [node("n1")],
+        [make_pod().name("p").obj()],
+    )
+    assert sched.run_until_idle(clock.set, max_cycles=2) == 2
+    assert sched.stopped_at_cap
 
 
 def test_a_pod_waiting_at_permit_times_out_at_the_plugin_deadline() -> None:
@@ -302,3 +375,26 @@ def test_multiple_profiles_schedule_their_own_pods() -> None:
         "default/pod3": "match-node2",
         "default/pod4": "match-node3",
     }
+
+
+def test_pods_a_plugin_names_in_pods_to_activate_move_to_active_q_after_the_cycle() -> None:
+    """scheduleOne: after a successful scheduling cycle the PodsToActivate entries are moved to
+    activeQ, so a pod resting in the unschedulable pool is retried without a cluster event."""
+    parked = make_pod().name("parked").obj()
+    mover = make_pod().name("mover").obj()
+    sched, _ = new_scheduler(
+        {"permit": ["ActivatingPermit"], "filter": ["NodeAddFilter"]},
+        {"ActivatingPermit": ActivatingPermit([parked]), "NodeAddFilter": NodeAddFilter()},
+        [node("n1")],
+        [parked],
+    )
+    first = sched.schedule_one()
+    assert first is not None and first.pod == "default/parked"
+    assert [p.name for p in sched.queue.unschedulable_pod_list()] == ["parked"]
+    # From now on no filter runs: the mover fits, and its Permit activates the parked pod.
+    sched.profiles["default-scheduler"].points["filter"].clear()
+    sched.store.apply(mover)
+    second = sched.schedule_one()
+    assert second is not None and second.pod == "default/mover"
+    assert second.result == RESULT_SCHEDULED
+    assert [p.name for p in sched.queue.pods_in_active_q()] == ["parked"]

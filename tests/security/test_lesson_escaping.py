@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
-def _quiet(settings: Any) -> None:
+def _quiet(settings: Any, markup_in_names: None) -> None:
     settings.SCHEDVIZ_START_RUNNERS = False
     settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
     settings.SCHEDVIZ_WRITE_RATE_PER_MINUTE = 0

@@ -82,6 +82,7 @@ ARGUMENTS = {
     "run_id": 1,
     "link_id": 1,
     "key": "no-such-key",
+    "export_format": "yaml",
     "node": "n1",
     "plugin": "NodeResourcesFit",
 }
@@ -174,6 +175,7 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
     assert state(cluster.pk) == before
     assert limited == {
         "index",
+        "trace_import",
         "cluster_delete",
         "cluster_reset",
         "control",

@@ -28,7 +28,7 @@ from worker.runner import run_cluster
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SCRIPT = "<script>alert(1)</script>"
-# Node and pod names take almost anything but '/', '%' and NUL.
+# Node and pod names with markup (let through by ``markup_in_names``).
 NODE = "<img src=x onerror=alert(1)>"
 POD = '"><svg onload=alert(1)>'
 # U+202E turns what follows around: "evil\u202egnp.exe" reads as "evilexe.png".
@@ -109,7 +109,7 @@ class _Markup(HTMLParser):
 
 
 @pytest.fixture(autouse=True)
-def _quiet(settings: Any) -> None:
+def _quiet(settings: Any, markup_in_names: None) -> None:
     settings.SCHEDVIZ_START_RUNNERS = False
     settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
     settings.SCHEDVIZ_WRITE_RATE_PER_MINUTE = 0

@@ -98,7 +98,7 @@ def test_a_form_error_shows_next_to_its_field(dashboard_page: Any) -> None:
     form.get_by_label("Name", exact=True).fill("web")
     form.get_by_label("CPU request").fill("lots")
     form.get_by_role("button", name="Create pods").click()
-    error = page.locator("#pod_cpu_errors")
+    error = page.locator("#pod_cpu_error")
     error.wait_for()
     assert "requests[cpu]" in error.inner_text()
     assert _still_the_same_document(page)

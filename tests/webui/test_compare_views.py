@@ -54,6 +54,11 @@ def test_starting_a_comparison_redirects_to_its_page_which_polls_until_done(
     page = signed_in.get(f"/compare/{run.id}/").content.decode()
     assert f'hx-get="/compare/{run.id}/state/"' in page and 'hx-trigger="every 1s"' in page
     assert '<progress max="100" value="0"' in page
+    # Before a worker has loaded the cluster: no "0 / 0 pods", and a worker said in words.
+    assert "0 / 0 pods" not in page and "starting…" in page
+    run.variants.update(worker="vm:15407")
+    claimed = signed_in.get(f"/compare/{run.id}/state/").content.decode()
+    assert "by worker process 15407 on vm" in claimed and "on vm:15407" not in claimed
     for variant in run.variants.all():
         compare.execute_variant(variant.id)
     state = signed_in.get(f"/compare/{run.id}/state/").content.decode()

@@ -350,7 +350,8 @@ def test_restarting_or_resetting_a_lesson_cluster_loads_the_lesson_again_paused(
     cluster = Cluster.objects.get(owner=user)
     run_cluster(cluster.pk)
     assert cluster.cycles.count() == 2
-    response = signed_in.post(reverse(route, args=[cluster.pk]))
+    # Reset asks first (webui/views.py): the confirmation field is what its page posts.
+    response = signed_in.post(reverse(route, args=[cluster.pk]), {"confirm": "yes"})
     assert response.status_code == 302
     cluster.refresh_from_db()
     assert cluster.lesson == "node-affinity" and cluster.run_state == Cluster.RunState.PAUSED

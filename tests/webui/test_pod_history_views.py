@@ -30,7 +30,7 @@ metadata: {name: big, namespace: default}
 spec:
   containers: [{name: c, image: busybox, resources: {requests: {cpu: "1500m"}}}]
 """
-# Names take almost anything but '/', '%' and NUL; they must come back as text.
+# Names with markup (let through by ``markup_in_names``) must come back as text.
 HOSTILE_NODE = "<img src=x onerror=alert(1)>"
 HOSTILE_POD = '"><svg onload=alert(1)>'
 
@@ -163,7 +163,7 @@ def test_the_dashboard_links_pending_pods_to_why_pending(
 
 
 def test_hostile_names_are_shown_as_text_in_why_pending_and_the_diff(
-    signed_in: Client, user: User
+    signed_in: Client, user: User, markup_in_names: None
 ) -> None:
     cluster = services.cluster_create(
         name="h", owner=user, clock_mode=Cluster.ClockMode.VIRTUAL, seed=7

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -126,16 +128,42 @@ def test_manifests_are_required_when_they_are_the_source(client: Client) -> None
     assert not Cluster.objects.exists()
 
 
-def test_delete_and_reset(client: Client, cluster: Cluster) -> None:
-    assert client.post(_url(cluster, "reset/")).status_code == 302
+def test_reset_and_delete_ask_first_and_act_on_the_confirmation(
+    client: Client, cluster: Cluster
+) -> None:
+    client.force_login(User.objects.create_user("ann"))
+    for action in ("reset/", "delete/"):
+        asked = client.get(_url(cluster, action))
+        assert asked.status_code == 200
+        body = asked.content.decode()
+        assert 'name="confirm" value="yes"' in body and "cannot be undone" in body
+        # A post without the confirmation (a form without script, a stray click) asks again.
+        assert client.post(_url(cluster, action)).status_code == 200
+    assert Node.objects.filter(cluster=cluster).exists()
+    assert client.post(_url(cluster, "reset/"), {"confirm": "yes"}).status_code == 302
     assert not Node.objects.filter(cluster=cluster).exists()
-    assert client.post(_url(cluster, "delete/")).status_code == 302
+    assert client.post(_url(cluster, "delete/"), {"confirm": "yes"}).status_code == 302
     assert not Cluster.objects.exists()
 
 
-def test_deleting_needs_a_post(client: Client, cluster: Cluster) -> None:
-    assert client.get(_url(cluster, "delete/")).status_code == 405
-    assert Cluster.objects.exists()
+def test_a_visitor_signed_out_cannot_wipe_an_ownerless_cluster_made_by_someone_else(
+    client: Client, cluster: Cluster
+) -> None:
+    for action in ("reset/", "delete/"):
+        response = client.post(_url(cluster, action), {"confirm": "yes"})
+        assert response.status_code == 403
+        assert "Sign in to" in response.content.decode()
+    assert Node.objects.filter(cluster=cluster).exists()
+    # Other changes stay open to everyone: the ownerless cluster is a shared playground.
+    assert client.post(_url(cluster, "control/pause/")).status_code == 302
+
+
+def test_a_visitor_signed_out_may_wipe_the_cluster_they_made(client: Client) -> None:
+    client.post("/", {"name": "mine", "clock_mode": "live", "source": "empty"})
+    mine = Cluster.objects.get(name="mine")
+    assert mine.owner is None
+    assert client.post(_url(mine, "delete/"), {"confirm": "yes"}).status_code == 302
+    assert not Cluster.objects.filter(name="mine").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,7 +191,7 @@ spec:
     assert "500m / 2" in body and "1Gi / 4Gi" in body and "1 / 10" in body
     assert "dedicated=gpu:NoSchedule" in body
     assert f'href="/clusters/{cluster.pk}/pods/shop/web/"' in body
-    assert f'ws-connect="/ws/clusters/{cluster.pk}/?page=1&amp;colour=namespace"' in body
+    assert f'ws-connect="/ws/clusters/{cluster.pk}/?colour=namespace&amp;page=1"' in body
     assert "hx-ws-2" in body
 
 
@@ -270,7 +298,7 @@ def test_node_cards_are_paginated(client: Client) -> None:
     assert "page 1 of 3" in body
     body = client.get(_url(cluster) + "?page=3").content.decode()
     assert body.count('class="node-card') == 24 and 'id="node-n-119"' in body
-    assert f'ws-connect="/ws/clusters/{cluster.pk}/?page=3&amp;colour=namespace"' in body
+    assert f'ws-connect="/ws/clusters/{cluster.pk}/?colour=namespace&amp;page=3"' in body
 
 
 @pytest.mark.parametrize("target", ["nodes", "pending", "queue", "feed", "controls"])
@@ -484,6 +512,17 @@ def test_the_yaml_editor_applies_or_shows_each_error_with_its_document(
     assert "namespace/shop created" in response.content.decode()
 
 
+def test_the_yaml_editor_names_the_objects_it_skipped(client: Client, cluster: Cluster) -> None:
+    manifests = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config}\n---\n"
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}"
+    )
+    response = client.post(_url(cluster, "apply/"), {"manifests": manifests}, **HTMX)
+    body = response.content.decode()
+    assert "namespace/shop created" in body
+    assert "skipped 1 object of a kind the scheduler does not read: ConfigMap/app-config" in body
+
+
 def test_the_node_page_edits_labels_taints_and_cordon(client: Client, cluster: Cluster) -> None:
     assert client.get(_url(cluster, "nodes/node-1/")).status_code == 200
     response = client.post(
@@ -566,5 +605,113 @@ spec: {nodeName: node-1, priority: 2000001000, containers: [{name: c, image: i}]
     assert 'class="chip ns-' in body
     body = client.get(_url(cluster) + "?colour=priority").content.decode()
     assert 'class="chip prio-3" href="/clusters/' in body
-    assert f'ws-connect="/ws/clusters/{cluster.pk}/?page=1&amp;colour=priority"' in body
+    assert f'ws-connect="/ws/clusters/{cluster.pk}/?colour=priority&amp;page=1"' in body
     assert 'class="chip ns-' not in body
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding nodes in a large cluster
+
+
+def _zoned_cluster() -> Cluster:
+    cluster = services.cluster_create(name="zones")
+    text = "\n---\n".join(
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n-{i:03d}, labels: "
+        f"{{topology.kubernetes.io/zone: zone-{'ab'[i % 2]}, "
+        f"pool: {'gpu' if i < 3 else 'cpu'}}}}}\n"
+        + ("spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\n" if i < 3 else "")
+        + "status: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}"
+        for i in range(100)
+    )
+    services.manifests_apply(cluster=cluster, text=text)
+    services.manifests_apply(
+        cluster=cluster,
+        text="""
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  nodeName: n-001
+  containers: [{name: c, image: i, resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+""",
+    )
+    return cluster
+
+
+def _cards(body: str) -> list[str]:
+    return re.findall(r'class="node-card[^"]*" id="node-([^"]+)"', body)
+
+
+def test_nodes_are_found_by_name_label_and_taint_on_the_server(client: Client) -> None:
+    cluster = _zoned_cluster()
+    assert _cards(client.get(_url(cluster) + "?q=n-05").content.decode()) == [
+        f"n-05{i}" for i in range(10)
+    ]
+    by_label = client.get(_url(cluster) + "?label=pool%3Dgpu").content.decode()
+    assert _cards(by_label) == ["n-000", "n-001", "n-002"]
+    assert "matching the filters" in by_label
+    by_taint = client.get(_url(cluster) + "?taint=dedicated%3Dgpu").content.decode()
+    assert _cards(by_taint) == ["n-000", "n-001", "n-002"]
+    # The pager keeps the filters, with real hrefs.
+    zone_a = client.get(_url(cluster) + "?label=topology.kubernetes.io/zone%3Dzone-a")
+    assert "page 1 of 2" in zone_a.content.decode()
+    assert "label=topology.kubernetes.io%2Fzone%3Dzone-a&amp;colour=namespace&amp;page=2" in (
+        zone_a.content.decode()
+    )
+    none = client.get(_url(cluster) + "?q=nothing").content.decode()
+    assert "No node matches the filters" in none
+
+
+def test_nodes_are_found_by_their_verdict_in_the_latest_cycle(client: Client) -> None:
+    cluster = _zoned_cluster()
+    services.manifests_apply(
+        cluster=cluster,
+        text="""
+apiVersion: v1
+kind: Pod
+metadata: {name: picky, namespace: default}
+spec:
+  nodeSelector: {pool: gpu}
+  tolerations: [{operator: Exists}]
+  containers: [{name: c, image: i}]
+""",
+    )
+    run_cluster(cluster.pk)
+    chosen = Pod.objects.get(cluster=cluster, name="picky").node_name
+    body = client.get(_url(cluster) + "?verdict=chosen").content.decode()
+    assert _cards(body) == [chosen]
+    rejected = _cards(client.get(_url(cluster) + "?verdict=rejected").content.decode())
+    assert len(rejected) == 48 and "n-000" not in rejected
+
+
+def test_a_jump_to_a_node_opens_its_page_of_the_grid_with_the_card_marked(client: Client) -> None:
+    cluster = _zoned_cluster()
+    body = client.get(_url(cluster) + "?node=n-075").content.decode()
+    assert "page 2 of 3" in body
+    assert 'class="node-card focused" id="node-n-075"' in body
+    missing = client.get(_url(cluster) + "?node=n-999", follow=True).content.decode()
+    assert "No node named n-999" in missing
+
+
+def test_cards_show_their_zone_without_opening_the_labels(client: Client) -> None:
+    cluster = _zoned_cluster()
+    body = client.get(_url(cluster)).content.decode()
+    assert '<p class="zone" title="region · zone">zone-a</p>' in body
+
+
+def test_the_grid_grouped_by_a_label_counts_pods_and_free_resources_per_domain(
+    client: Client,
+) -> None:
+    cluster = _zoned_cluster()
+    dashboard = client.get(_url(cluster) + "?group=topology.kubernetes.io/zone").content.decode()
+    # The dashboard asks for the table once it shows (counting reads every pod); a real link too.
+    assert f'href="/clusters/{cluster.pk}/domains/?group=topology.kubernetes.io/zone' in dashboard
+    response = client.get(_url(cluster, "domains/?group=topology.kubernetes.io/zone"))
+    domains = {d.value: d for d in response.context["domains"]}
+    assert set(domains) == {"zone-a", "zone-b"}
+    assert (domains["zone-b"].nodes, domains["zone-b"].pods) == (50, 1)
+    assert domains["zone-b"].free_cpu == "99.5" and domains["zone-a"].free_cpu == "100"
+    assert domains["zone-b"].free_pods == 499
+    assert domains["zone-b"].free_memory == "199Gi"
+    body = response.content.decode()
+    assert "label=topology.kubernetes.io/zone%3Dzone-b" in body

@@ -100,6 +100,8 @@ class ApplyResult:
     objects: list[AppliedObject] = field(default_factory=list)
     # "configured" or "unchanged" when the input held a KubeSchedulerConfiguration.
     scheduler_config: str = ""
+    # The objects of kinds the scheduler does not read, skipped (Manifests.skipped_notice).
+    skipped_notice: str = ""
 
     @property
     def lines(self) -> list[str]:
@@ -323,11 +325,20 @@ def _apply(cluster: Cluster, manifests: Manifests, *, create_only: bool = False)
         errors += _limit_errors(cluster, writes)
         if errors:
             raise ServiceError(errors)
-        result = ApplyResult(objects=_execute_writes(cluster, writes))
+        result = ApplyResult(
+            objects=_execute_writes(cluster, writes), skipped_notice=manifests.skipped_notice
+        )
         if config_document is not None:
             result.scheduler_config = _scheduler_config_store(cluster, config_document)
         _start_runner_on_commit(cluster.id)
     return result
+
+
+def _name_seed(cluster: Cluster) -> int:
+    """The seed of the names generated for ``generateName``: the cluster's last change, so the
+    same history gives the same names and every apply draws new ones."""
+    last = Change.objects.filter(cluster=cluster).order_by("-id").values_list("id", flat=True)
+    return last.first() or 0
 
 
 def manifests_apply(*, cluster: Cluster, text: str, source: str = "<input>") -> ApplyResult:
@@ -337,7 +348,9 @@ def manifests_apply(*, cluster: Cluster, text: str, source: str = "<input>") -> 
     Raises ServiceError with every error of the input; nothing is written then.
     """
     try:
-        manifests = load_manifests(text, source, limits=validation.manifest_limits())
+        manifests = load_manifests(
+            text, source, limits=validation.manifest_limits(), seed=_name_seed(cluster)
+        )
     except ManifestError as error:
         raise ServiceError(_manifest_errors(error)) from None
     return _apply(cluster, manifests)
@@ -346,7 +359,7 @@ def manifests_apply(*, cluster: Cluster, text: str, source: str = "<input>") -> 
 def manifests_apply_files(*, cluster: Cluster, paths: Sequence[str]) -> ApplyResult:
     """``manifests_apply`` over files (and directories of them), judged together."""
     try:
-        manifests = load_files(list(paths))
+        manifests = load_files(list(paths), seed=_name_seed(cluster))
     except ManifestError as error:
         raise ServiceError(_manifest_errors(error)) from None
     return _apply(cluster, manifests)

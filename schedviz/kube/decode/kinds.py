@@ -28,7 +28,16 @@ from schedviz.kube.decode.storage import (
     decode_persistent_volume_claim,
     decode_storage_class,
 )
-from schedviz.kube.errors import DocumentError, InvalidObjectError
+from schedviz.kube.decode.workloads import (
+    decode_daemon_set,
+    decode_deployment,
+    decode_job,
+    decode_replica_set,
+    decode_replication_controller,
+    decode_service,
+    decode_stateful_set,
+)
+from schedviz.kube.errors import DocumentError, FieldError, InvalidObjectError
 from schedviz.kube.objects import KubeObject
 
 
@@ -64,6 +73,15 @@ KINDS: dict[tuple[str, str], KindInfo] = {
         "storage.k8s.io", "storageclasses", decode_storage_class
     ),
     ("storage.k8s.io/v1", "CSINode"): KindInfo("storage.k8s.io", "csinodes", decode_csi_node),
+    ("v1", "Service"): KindInfo("", "services", decode_service),
+    ("v1", "ReplicationController"): KindInfo(
+        "", "replicationcontrollers", decode_replication_controller
+    ),
+    ("apps/v1", "Deployment"): KindInfo("apps", "deployments", decode_deployment),
+    ("apps/v1", "ReplicaSet"): KindInfo("apps", "replicasets", decode_replica_set),
+    ("apps/v1", "StatefulSet"): KindInfo("apps", "statefulsets", decode_stateful_set),
+    ("apps/v1", "DaemonSet"): KindInfo("apps", "daemonsets", decode_daemon_set),
+    ("batch/v1", "Job"): KindInfo("batch", "jobs", decode_job),
     # Custom resources.
     (POD_GROUP_API_VERSION, POD_GROUP_KIND): KindInfo(
         SCHEDULING_GROUP, "podgroups", decode_pod_group
@@ -85,18 +103,24 @@ def kind_info(api_version: str, kind: str) -> KindInfo:
     return info
 
 
-def decode_object(doc: dict[str, Any], path_prefix: str = "") -> KubeObject:
+def decode_object(
+    doc: dict[str, Any], path_prefix: str = "", *, name_warnings: list[FieldError] | None = None
+) -> KubeObject:
     """Decodes, defaults and validates one manifest.
 
     Raises DocumentError for an unknown kind or apiVersion and InvalidObjectError listing every
     invalid field otherwise; ``path_prefix`` (e.g. ``"items[2]."``) is put before each field path.
+    With ``name_warnings`` given, names only the API server's rules refuse are appended there
+    instead of refusing the object (``Reader.name``).
     """
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     info = kind_info(
         api_version if isinstance(api_version, str) else "", kind if isinstance(kind, str) else ""
     )
-    reader = Reader()
+    reader = Reader(lenient_names=name_warnings is not None)
     obj = info.decode(reader, doc)
+    if name_warnings is not None:
+        name_warnings.extend(e.with_prefix(path_prefix) for e in reader.warnings)
     if reader.errors:
         errs = [e.with_prefix(path_prefix) for e in reader.errors]
         raise InvalidObjectError(str(kind), obj.name, errs, group=info.group)

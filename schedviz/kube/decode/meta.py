@@ -83,16 +83,11 @@ def read_meta(r: Reader, doc: Mapping[str, Any], *, namespaced: bool, name_fn: N
     )
     generate_name = r.string(meta_doc, "generateName", path)
     if generate_name:
-        r.extend(
-            fe.invalid(child(path, "generateName"), generate_name, msg)
-            for msg in name_fn(generate_name, True)
-        )
+        r.name(child(path, "generateName"), generate_name, name_fn(generate_name, True))
     if not meta.name:
         r.add(fe.required(child(path, "name"), "name or generateName is required"))
     else:
-        r.extend(
-            fe.invalid(child(path, "name"), meta.name, msg) for msg in name_fn(meta.name, False)
-        )
+        r.name(child(path, "name"), meta.name, name_fn(meta.name, False))
     if namespaced:
         # The request's namespace: "default" when the manifest names none.
         meta.namespace = r.string(meta_doc, "namespace", path) or "default"

@@ -13,13 +13,13 @@ from schedviz.kube.decode.meta import deterministic_uid, read_meta
 from schedviz.kube.decode.reader import Reader, child
 from schedviz.kube.decode.resources import validate_resource_quantity
 from schedviz.kube.decode.taints import read_taints, validate_node_taints
-from schedviz.kube.decode.validation import name_is_path_segment
+from schedviz.kube.decode.validation import name_is_dns_subdomain
 from schedviz.kube.objects import ContainerImage, Node, NodeCondition
 
 
 def decode_node(r: Reader, doc: Mapping[str, Any]) -> Node:
     """SetDefaults_NodeStatus and ValidateNode."""
-    meta = read_meta(r, doc, namespaced=False, name_fn=name_is_path_segment)
+    meta = read_meta(r, doc, namespaced=False, name_fn=name_is_dns_subdomain)
     spec = r.obj(doc, "spec", "")
     status = r.obj(doc, "status", "")
     taints = read_taints(r, spec, "spec")

@@ -3,8 +3,7 @@
 Mirrors k8s.io/apimachinery/pkg/util/validation/validation.go (IsDNS1123Label,
 IsDNS1123Subdomain, IsQualifiedName, IsValidLabelValue, IsValidPortNum, IsValidPortName,
 RegexError and the range and length messages) and k8s.io/apimachinery/pkg/api/validation/generic.go
-(NameIsDNSSubdomain, NameIsDNSLabel, with apimachinery/pkg/api/validation/path's
-IsValidPathSegmentName), with their exact messages.
+(NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label), with their exact messages.
 """
 
 from __future__ import annotations
@@ -22,6 +21,11 @@ _DNS1123_SUBDOMAIN_ERR = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
     "'.', and must start and end with an alphanumeric character"
 )
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_ERR = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character"
+)
 _LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_KEY_ERR = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
@@ -34,6 +38,7 @@ _LABEL_VALUE_ERR = (
 )
 _DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
 _DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
 _LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
 _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 _PORT_NAME_CHARSET_RE = re.compile("[-a-z0-9]+")
@@ -78,6 +83,15 @@ def is_dns1123_label(value: str) -> list[str]:
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(_DNS1123_LABEL_ERR, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs = []
+    if byte_len(value) > 63:
+        errs.append(max_len_error(63))
+    if not _DNS1035_LABEL_RE.fullmatch(value):
+        errs.append(regex_error(_DNS1035_LABEL_ERR, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errs
 
 
@@ -159,22 +173,10 @@ def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
     return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
 
 
-def name_is_path_segment(name: str, prefix: bool) -> list[str]:
-    """What any stored object's name must be (path.IsValidPathSegmentName), and 253 at most.
-
-    Deliberately looser than the API server for Pods and Nodes: their names are not held to
-    DNS-1123 (no upper case), because upstream's own scheduler tests, and so the cases that
-    check schedviz against them, use names like "nodeA". A name that could not be stored at all
-    is still refused.
-    """
-    del prefix
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    errors = [f"may not contain '{c}'" for c in ("/", "%") if c in name]
-    if len(name) > 253:
-        errors.append("must be no more than 253 characters")
-    return errors
-
-
 def name_is_dns_label(name: str, prefix: bool) -> list[str]:
     return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
+    """Service names (ValidateServiceName)."""
+    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)

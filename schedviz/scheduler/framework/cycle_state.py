@@ -7,7 +7,10 @@ preemption can dry-run on a copy.
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from schedviz.kube.objects import Pod
 
 
 class StateData(Protocol):
@@ -15,6 +18,24 @@ class StateData(Protocol):
 
 
 T = TypeVar("T")
+
+
+# The reserved key of the pods a plugin wants moved to activeQ (upstream PodsToActivateKey).
+PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
+
+
+class PodsToActivate:
+    """Pods, by ``namespace/name``, that the scheduler moves to activeQ at the end of a
+    successful scheduling cycle and of a successful binding cycle (upstream ``PodsToActivate``).
+    Cloning shares it, as upstream's ``Clone`` returns the same object."""
+
+    __slots__ = ("map",)
+
+    def __init__(self) -> None:
+        self.map: dict[str, Pod] = {}
+
+    def clone(self) -> PodsToActivate:
+        return self
 
 
 class StateNotFoundError(KeyError):

@@ -18,7 +18,7 @@ from typing import Any
 from schedviz.kube.labels import Selector
 from schedviz.kube.objects import Pod
 from schedviz.scheduler.diagnosis import format_amount, requirement_text
-from schedviz.scheduler.framework.cycle_state import CycleState, StateData
+from schedviz.scheduler.framework.cycle_state import CycleState, PodsToActivate, StateData
 from schedviz.scheduler.framework.plugins import (
     dynamicresources,
     nodeaffinity,
@@ -347,7 +347,14 @@ def _inter_pod_affinity_pre_score(value: ipa_scoring.PreScoreState, context: _Co
     return f": score per domain from preferred (anti-)affinity terms: {_counts_text(domains)}"
 
 
+def _pods_to_activate(value: PodsToActivate, context: _Context) -> str:
+    if not value.map:
+        return ": no pod to move to activeQ after the cycle"
+    return ": pods to move to activeQ after the cycle: " + ", ".join(sorted(value.map))
+
+
 _DESCRIBERS: dict[type, tuple[str, _Describer]] = {
+    PodsToActivate: ("", _pods_to_activate),
     fit._PreFilterState: ("PreFilter", _fit_pre_filter),
     PodRequestsState: ("PreScore", _pod_requests),
     nodeaffinity._PreFilterState: ("PreFilter", _node_affinity_pre_filter),

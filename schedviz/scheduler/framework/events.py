@@ -34,8 +34,8 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
 
 def _scaled_down(new: Pod, old: Pod) -> bool:
     """extractPodScaleDown: a request removed, or lowered (compared in milli-units)."""
-    new_requests = pod_requests(new)
-    for name, amount in pod_requests(old).items():
+    new_requests = pod_requests(new, use_status_resources=True)
+    for name, amount in pod_requests(old, use_status_resources=True).items():
         if name not in new_requests:
             return True
         if math.ceil(amount * 1000) > math.ceil(new_requests[name] * 1000):

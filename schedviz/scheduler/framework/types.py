@@ -28,7 +28,7 @@ from schedviz.kube.objects import (
     PodAffinityTerm,
     ResourceList,
 )
-from schedviz.kube.resources import NON_ZERO_DEFAULTS, pod_requests, to_int
+from schedviz.kube.resources import non_zero_defaults, pod_requests, to_int
 from schedviz.scheduler.framework.interface import Code, Status
 
 # ---------------------------------------------------------------------------------------------
@@ -271,9 +271,12 @@ class PodInfo:
             if anti
             else []
         )
+        # calculateResource: InPlacePodVerticalScaling and PodLevelResources are on in v1.34.
+        requests = pod_requests(pod, use_status_resources=True)
         self.requests = Resource()
-        self.requests.add_amounts(pod_requests(pod))
-        non_zero = pod_requests(pod, NON_ZERO_DEFAULTS)
+        self.requests.add_amounts(requests)
+        defaults = non_zero_defaults(pod, requests)
+        non_zero = pod_requests(pod, defaults, use_status_resources=True) if defaults else requests
         self.non_zero_cpu = to_int(RESOURCE_CPU, non_zero.get(RESOURCE_CPU, Fraction(0)))
         self.non_zero_memory = to_int(RESOURCE_MEMORY, non_zero.get(RESOURCE_MEMORY, Fraction(0)))
 

@@ -14,6 +14,7 @@ from schedviz.kube.objects import (
     Container,
     ContainerImage,
     ContainerPort,
+    ContainerStatus,
     LabelSelector,
     LabelSelectorRequirement,
     Node,
@@ -24,7 +25,9 @@ from schedviz.kube.objects import (
     Pod,
     PodAffinity,
     PodAffinityTerm,
+    PodCondition,
     PreferredSchedulingTerm,
+    ResourceRequirements,
     Taint,
     Toleration,
     TopologySpreadConstraint,
@@ -159,6 +162,31 @@ class PodWrapper:
 
     def volume(self, volume: Volume) -> PodWrapper:
         return self._set(volumes=(*self._pod.volumes, volume))
+
+    def pod_resources(
+        self, requests: dict[str, str | int], limits: dict[str, str | int] | None = None
+    ) -> PodWrapper:
+        """Pod-level ``spec.resources`` (``st.MakePod().Resources``)."""
+        return self._set(
+            resources=ResourceRequirements(resource_list(requests), resource_list(limits or {}))
+        )
+
+    def container_status(
+        self,
+        name: str,
+        requests: dict[str, str | int] | None = None,
+        allocated: dict[str, str | int] | None = None,
+    ) -> PodWrapper:
+        """A container status; ``requests`` None leaves out ``resources``."""
+        status = ContainerStatus(
+            name=name,
+            resources=None if requests is None else ResourceRequirements(resource_list(requests)),
+            allocated_resources=resource_list(allocated or {}),
+        )
+        return self._set(container_statuses=(*self._pod.container_statuses, status))
+
+    def condition(self, type_: str, status: str, reason: str = "") -> PodWrapper:
+        return self._set(conditions=(*self._pod.conditions, PodCondition(type_, status, reason)))
 
     def phase(self, phase: str) -> PodWrapper:
         return self._set(phase=phase)

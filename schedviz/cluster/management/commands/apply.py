@@ -48,3 +48,5 @@ class Command(BaseCommand):
             sys.exit(2)
         for line in result.lines:
             self.stdout.write(line)
+        if result.skipped_notice:
+            sys.stderr.write(f"{result.skipped_notice}\n")

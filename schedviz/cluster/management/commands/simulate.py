@@ -1,7 +1,10 @@
 """``manage.py simulate FILE... [--seed N] [--output json|table]``: the engine alone.
 
 No database, no Redis: the manifests are loaded, the scheduler runs in virtual time until no pod
-can progress without a new cluster event, and the trace is printed. Bad input exits with status 2
+can progress without a new cluster event (``Scheduler.run_until_idle``), the trace is printed,
+and why it stopped, when pods are left pending, goes to stderr ("stopped: 3 pods unschedulable,
+no event can change that"). The cycles are kept encoded (``trace_codec``, as the live system
+stores them) and decoded one at a time as they are written. Bad input exits with status 2
 and the loader's message on stderr; so does an extender on a host outside
 ``SCHEDVIZ_EXTENDER_ALLOWED_HOSTS``.
 """
@@ -15,14 +18,20 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from schedviz.controllers.persistentvolume import start_persistent_volume_controller
 from schedviz.kube.errors import ManifestError
 from schedviz.kube.load import load_files
 from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.validation import ConfigError
 from schedviz.scheduler.extender import ExtenderConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
-from schedviz.scheduler.simulator import SimulationInputError, new_simulation
-from schedviz.scheduler.trace import SCHEMA_VERSION, CycleTrace
+from schedviz.scheduler.simulator import (
+    EncodedTraceLog,
+    SimulationInputError,
+    TraceLog,
+    new_simulation,
+)
+from schedviz.scheduler.trace import SCHEMA_VERSION
 from schedviz.scheduler.trace_table import render_table
 
 
@@ -33,7 +42,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the tie-breaks (0)")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the tie-breaks and generated names (0)"
+        )
         parser.add_argument("--output", choices=("json", "table"), default="json")
         parser.add_argument(
             "--max-cycles", type=int, default=1_000_000, help="stop after this many cycles"
@@ -41,12 +52,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            manifests = load_files(list(options["files"]))
+            manifests = load_files(list(options["files"]), seed=options["seed"], lenient_names=True)
             simulation = new_simulation(
                 manifests,
                 seed=options["seed"],
                 registry=new_registry(),
                 extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
+                encoded_traces=True,
+                controllers=[start_persistent_volume_controller],
             )
         except (
             ManifestError,
@@ -57,18 +70,26 @@ class Command(BaseCommand):
         ) as error:
             sys.stderr.write(f"{error}\n")
             sys.exit(2)
+        if manifests.skipped_notice:
+            sys.stderr.write(f"{manifests.skipped_notice}\n")
+        for warning in manifests.name_warnings:
+            sys.stderr.write(f"warning: {warning} (a v1.34 API server refuses this name)\n")
         simulation.run(options["max_cycles"])
+        outcome = simulation.outcome()
+        if outcome:
+            sys.stderr.write(f"{outcome}\n")
         if options["output"] == "json":
-            self._write_json(simulation.traces)
+            self._write_json(simulation.log)
         else:
             self.stdout.write(render_table(simulation.traces, simulation.store.pods()))
 
-    def _write_json(self, traces: list[CycleTrace]) -> None:
-        """The trace document with one cycle per line, each converted only when written: a
-        5000-node run's trace is hundreds of megabytes, too much to hold or build at once."""
+    def _write_json(self, traces: EncodedTraceLog | TraceLog) -> None:
+        """The trace document with one cycle per line, each decoded and converted only when
+        written: a 5000-node run's trace is hundreds of megabytes, too much to hold at once."""
         write = self.stdout.write
         write(f'{{"schemaVersion": {SCHEMA_VERSION}, "cycles": [\n', ending="")
+        last = len(traces) - 1
         for index, trace in enumerate(traces):
-            separator = ",\n" if index < len(traces) - 1 else "\n"
+            separator = ",\n" if index < last else "\n"
             write(json.dumps(trace.to_json(), separators=(",", ":")) + separator, ending="")
         write("]}\n", ending="")

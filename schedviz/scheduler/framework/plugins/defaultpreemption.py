@@ -9,10 +9,13 @@ important down, PDB-violating ones first), ``calculate_num_candidates`` and
 a random offset). ``is_eligible_pod`` and ``more_important_pod`` can be replaced, as upstream's
 ``IsEligiblePod`` and ``MoreImportantPod``.
 
+With async preemption (SchedulerAsyncPreemption, beta and on in v1.34) PreEnqueue holds back a
+pod whose preemption goroutine has not released it yet ("waiting for the preemption for this pod
+to be finished"), and the plugin registers Pod/Delete with a hint that always skips: the plugins
+that rejected the pod decide when a victim's deletion requeues it (see
+``schedviz.scheduler.preemption`` for when the goroutine runs in virtual time).
+
 Deliberately different:
-- Preemption completes before PostFilter returns (see ``schedviz.scheduler.preemption``), so
-  PreEnqueue, which with async preemption (on by default since v1.33) holds back a pod whose
-  preemption is still running, never finds one and always admits the pod.
 - The offset comes from a dedicated seeded ``random.Random`` (upstream's ``getOffsetRand``), so
   runs replay exactly; tests replace ``offset_rand``.
 - Victims are collected before any is removed, as upstream's later fix does (removing while
@@ -24,7 +27,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from functools import cmp_to_key
 
 from schedviz.kube.labels import as_selector
 from schedviz.kube.objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
@@ -55,6 +57,7 @@ from schedviz.scheduler.framework.types import (
     PodInfo,
     QueueingHint,
 )
+from schedviz.scheduler.gosort import sort_slice
 from schedviz.scheduler.preemption import (
     CONDITION_DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -73,6 +76,7 @@ NAME = DEFAULT_PREEMPTION
 ERR_REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
 ERR_REASON_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
 ERR_REASON_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+MSG_WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
 # Whether a victim may be preempted by the preemptor, beyond having a lower priority.
 IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, Pod], bool]
@@ -82,14 +86,22 @@ MoreImportantPodFunc = Callable[[Pod, Pod], bool]
 
 class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     def __init__(
-        self, args: DefaultPreemptionArgs, handle: PreemptionHandle, rng: random.Random
+        self,
+        args: DefaultPreemptionArgs,
+        handle: PreemptionHandle,
+        rng: random.Random,
+        *,
+        enable_async_preemption: bool = True,
     ) -> None:
         self.args = args
         self.handle = handle
         self.offset_rand: Callable[[int], int] = rng.randrange
         self.is_eligible_pod: IsEligiblePodFunc = _any_victim_is_eligible
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
-        self.evaluator = Evaluator(NAME, handle, self)
+        self.enable_async_preemption = enable_async_preemption
+        self.evaluator = Evaluator(
+            NAME, handle, self, enable_async_preemption=enable_async_preemption
+        )
 
     def name(self) -> str:
         return NAME
@@ -106,10 +118,15 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return result, status
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        # Preemption has always finished by the time a pod comes back to the queue.
+        if not self.enable_async_preemption:
+            return None
+        if self.evaluator.is_pod_running_preemption(pod.key):
+            return Status(Code.UnschedulableAndUnresolvable, (MSG_WAITING_FOR_PREEMPTION,))
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self.enable_async_preemption:
+            return []  # PreEnqueue never rejects a pod then.
         # Pods this plugin held back at PreEnqueue wait for the victims' deletion; the plugins
         # that rejected them decide on requeueing, so the hint always skips.
         return [
@@ -191,11 +208,11 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
         more_important = self.more_important_pod
 
-        def compare(a: PodInfo, b: PodInfo) -> int:
-            return -1 if more_important(a.pod, b.pod) else int(more_important(b.pod, a.pod))
+        def order(victims: list[PodInfo]) -> None:
+            # sort.Slice with MoreImportantPod, which is no strict order (see gosort).
+            sort_slice(victims, lambda a, b: more_important(a.pod, b.pod))
 
-        order = cmp_to_key(compare)
-        potential.sort(key=order)
+        order(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
 
@@ -225,7 +242,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
         if violating and non_violating:
             # Keep the victims ordered from most to least important.
-            victims.sort(key=order)
+            order(victims)
         return [p.pod for p in victims], num_violating_victims, None
 
     def _is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:

@@ -318,6 +318,14 @@ class Framework:
         """Records an Event about ``pod`` (upstream ``EventRecorder().Eventf``)."""
         return self.handle.record_event(type_, reason, pod, message)
 
+    def run_async(self, work: Callable[[], None]) -> None:
+        """Runs ``work`` as a goroutine would: after the current scheduling cycle."""
+        self.handle.run_async(work)
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        """Moves the pods to activeQ (upstream ``Handle.Activate``)."""
+        self.handle.activate(pods)
+
     def patch_pod_status(
         self, pod: Pod, condition: PodCondition | None, nominated_node_name: str | None
     ) -> Pod | None:

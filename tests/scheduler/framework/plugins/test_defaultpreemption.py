@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -167,6 +167,7 @@ class ClusterHandle:
         self.store = ClusterStore([*pods, *nodes, *nominated, *objects])
         self.nominated = list(nominated)
         self.deleted: list[str] = []
+        self.activated: list[str] = []
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self.snapshot
@@ -187,6 +188,13 @@ class ClusterHandle:
 
     def record_event(self, type_: str, reason: str, pod: Pod, message: str) -> object:
         return self.store.record_event(type_, reason, pod, message)
+
+    def run_async(self, work: Callable[[], None]) -> None:
+        # Upstream's tests wait for the preemption goroutine: run it at once.
+        work()
+
+    def activate(self, pods: Mapping[str, Pod]) -> None:
+        self.activated.extend(pods)
 
 
 def build(
@@ -834,6 +842,25 @@ def test_dry_run_preemption(case: DryRunCase) -> None:
         assert fake.calls - previous == case.filter_calls[cycle], f"cycle {cycle}"
         previous = fake.calls
         assert _candidates_by_node(got) == case.expected[cycle], f"cycle {cycle}"
+
+
+def test_equal_priority_victims_without_start_time_are_reprieved_in_go_sort_order() -> None:
+    """Upstream's finding preemption-victims-starttime-1: MoreImportantPod is true both ways for
+    two pods without status.startTime, so sort.Slice swaps them; the one listed first on the
+    node is then reprieved last and becomes the victim."""
+    nodes = [topology_node("node1", {"cpu": "2", "memory": "4Gi"})]
+    running = [
+        pod("run-7", LOW, "node1", {"cpu": "1", "memory": "1Gi"}),
+        pod("run-12", LOW, "node1", {"cpu": "1", "memory": "1Gi"}),
+    ]
+    preemptor = pod("pend", HIGH, req={"cpu": "1", "memory": "1Gi"})
+    handle = ClusterHandle(running, nodes, [preemptor])
+    framework, plugin = build(handle, [FIT])
+    got, _, error = plugin.evaluator.dry_run_preemption(
+        pre_filtered(framework, preemptor), preemptor, handle.snapshot.list(), [], 0, 1
+    )
+    assert error is None
+    assert [[p.name for p in c.victims.pods] for c in got] == [["run-7"]]
 
 
 def test_dry_run_preemption_puts_candidates_without_pdb_violation_first() -> None:
@@ -1510,6 +1537,10 @@ def test_preemption_details_for_the_trace() -> None:
                 "message": "Preempted by pod p on node node2",
             }
         ],
+        "asyncSteps": [
+            {"action": "PreemptionReleased", "pod": "default/p"},
+            {"action": "PreemptVictim", "pod": "default/p3"},
+        ],
     }
 
 
@@ -1668,9 +1699,12 @@ def test_a_scheduler_preempts_then_binds_on_the_nominated_node() -> None:
 
     scheduler.run_until_idle(clock.set, max_cycles=10)
 
-    assert {p.name: p.node_name for p in store.pods()} == {"low0": "node1", "high": "node1"}
+    # Neither low pod has a start time: Go's sort.Slice swaps them, low1 is reprieved first.
+    assert {p.name: p.node_name for p in store.pods()} == {"low1": "node1", "high": "node1"}
+    # Async preemption: the victim is deleted by the goroutine, after the cycle's failure
+    # handling recorded FailedScheduling; its deletion requeues the preemptor.
     assert [(e.reason, e.object, e.message) for e in store.events] == [
-        ("Preempted", "default/low1", "Preempted by pod high on node node1"),
         ("FailedScheduling", "default/high", "0/1 nodes are available: 1 Insufficient cpu."),
+        ("Preempted", "default/low0", "Preempted by pod high on node node1"),
         ("Scheduled", "default/high", "Successfully assigned default/high to node1"),
     ]

@@ -53,6 +53,8 @@ class BalancedAllocation(PreScorePlugin, NodeScorerPlugin):
             args.resources,
             use_requested=True,
             column_scorer=balanced_resource_column_scorer,
+            enable_in_place_pod_vertical_scaling=True,
+            enable_pod_level_resources=True,
         )
 
     def name(self) -> str:

@@ -8,9 +8,13 @@ MostAllocated, RequestedToCapacityRatio) to the non-zero requests.
 
 Deliberately different or left out:
 - SidecarContainers is GA, so PreFilter never rejects pods with restartable init containers.
-- Alpha/beta features the object model does not carry: pod-level resources, the status resources
-  of an in-place resize, extended resources backed by DRA (and the DeviceClass event), the
-  SignPlugin used by opportunistic batching.
+- Pod-level resources (PodLevelResources, beta, on) count as upstream counts them: Filter's
+  requests come from ``schedviz.kube.resources.pod_requests`` with pod-level requests and without
+  status resources. The scoring strategies read the containers' spec requests only, neither
+  pod-level nor resized ones, because upstream builds their scorer without those gates
+  (``nodeResourceStrategyTypeMap``); the node's requested amounts include both.
+- Left out: extended resources backed by DRA (and the DeviceClass event), the SignPlugin used by
+  opportunistic batching.
 - Pods are identified by ``namespace/name`` where upstream compares UIDs.
 """
 

@@ -51,7 +51,15 @@ class PodRequestsState:
 class ResourceAllocationScorer:
     """Scores a node from its allocatable and requested amounts of the configured resources."""
 
-    __slots__ = ("column_scorer", "name", "resources", "scorer", "use_requested")
+    __slots__ = (
+        "column_scorer",
+        "enable_in_place_pod_vertical_scaling",
+        "enable_pod_level_resources",
+        "name",
+        "resources",
+        "scorer",
+        "use_requested",
+    )
 
     def __init__(
         self,
@@ -60,6 +68,9 @@ class ResourceAllocationScorer:
         resources: Sequence[ResourceSpec],
         use_requested: bool,
         column_scorer: ColumnScorer | None = None,
+        *,
+        enable_in_place_pod_vertical_scaling: bool = False,
+        enable_pod_level_resources: bool = False,
     ) -> None:
         self.name = name
         self.scorer = scorer
@@ -69,6 +80,11 @@ class ResourceAllocationScorer:
         # Whether to use the requests as they are (True) or the non-zero requests, where a
         # container without a cpu or memory request counts the scheduler's defaults.
         self.use_requested = use_requested
+        # Upstream sets these for BalancedAllocation only: NodeResourcesFit's strategies build
+        # their scorer without them (nodeResourceStrategyTypeMap), so its scores read the
+        # containers' spec requests, neither pod-level nor resized ones.
+        self.enable_in_place_pod_vertical_scaling = enable_in_place_pod_vertical_scaling
+        self.enable_pod_level_resources = enable_pod_level_resources
 
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:
         score_node = self.node_scorer(pod_requests)
@@ -179,7 +195,12 @@ class ResourceAllocationScorer:
         return _request_of(self._pod_requests(pod), resource)
 
     def _pod_requests(self, pod: Pod) -> Amounts:
-        return pod_requests(pod, None if self.use_requested else NON_ZERO_DEFAULTS)
+        return pod_requests(
+            pod,
+            None if self.use_requested else NON_ZERO_DEFAULTS,
+            use_status_resources=self.enable_in_place_pod_vertical_scaling,
+            skip_pod_level_resources=not self.enable_pod_level_resources,
+        )
 
 
 def _request_of(requests: Amounts, resource: str) -> int:

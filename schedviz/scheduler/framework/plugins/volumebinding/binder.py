@@ -11,11 +11,13 @@ Deliberately left out, and why:
   as written;
 - volumeAttributesClassName is not modelled; volumeMode and the claim's selector are read from
   the manifests;
-- there is no PV controller or external provisioner. ``bind_pod_volumes`` makes upstream's API
-  updates (the PV's claimRef, the claim's selected-node annotation) and, in place of the PV
-  controller, completes each static binding at once (claim bound to the volume, both phases
-  Bound, ``pv.kubernetes.io/bind-completed``). Claims to provision are not provisioned: PreBind
-  does not wait for them, so the pod binds and the claim keeps its selected node;
+- ``bind_pod_volumes`` makes upstream's API updates (the PV's claimRef, the claim's
+  selected-node annotation) and completes each static binding at once (claim bound to the
+  volume, both phases Bound, ``pv.kubernetes.io/bind-completed``), which upstream's PV
+  controller does a moment later. Provisioning is the PV controller's
+  (``schedviz.controllers.persistentvolume``, which ``manage.py simulate`` runs): it hears the
+  selected-node annotation and provisions at once, so PreBind does not wait; with no controller
+  (the live runner) the claim keeps its selected node and the pod binds;
 - a PV in phase Pending without a claimRef (a new volume, as the API server creates it) counts
   as Available, which the PV controller's first sync would make it;
 - a claim counts as fully bound when it names a volume and carries
@@ -162,10 +164,11 @@ def check_access_modes(pvc: PersistentVolumeClaim, pv: PersistentVolume) -> bool
 def find_matching_volume(
     pvc: PersistentVolumeClaim,
     volumes: Iterable[PersistentVolume],
-    node: Node,
+    node: Node | None,
     excluded: Mapping[str, PersistentVolume],
 ) -> PersistentVolume | None:
-    """``FindMatchingVolume`` on the scheduler path (a node, delayed binding).
+    """``FindMatchingVolume``: on the scheduler's path with a node (delayed binding), on the PV
+    controller's with none (node affinity not checked).
 
     A volume pre-bound to the claim wins if it fits the node; otherwise the smallest available
     volume of the claim's class that is large enough, matches its selector, volume mode and
@@ -189,7 +192,7 @@ def find_matching_volume(
             continue
         if pv.manifest.get("metadata", {}).get("deletionTimestamp"):
             continue
-        node_affinity_valid = check_node_affinity(pv, node) is None
+        node_affinity_valid = node is None or check_node_affinity(pv, node) is None
         if is_volume_bound_to_claim(pv, pvc):
             # A volume pre-bound to the claim is the only candidate.
             return pv if node_affinity_valid else None

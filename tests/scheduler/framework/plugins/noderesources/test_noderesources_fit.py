@@ -3,12 +3,13 @@ DRA-backed extended resource rows."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import pytest
 
-from schedviz.kube.objects import Container, Node, Pod
+from schedviz.kube.objects import Container, Node, Pod, ResourceRequirements
 from schedviz.kube.quantity import Quantity
 from schedviz.scheduler.apis.config.types_pluginargs import (
     LEAST_ALLOCATED,
@@ -86,6 +87,11 @@ def resource_pod(
         init_containers=tuple(_container(f"i{i}", u) for i, u in enumerate(init)),
         overhead=resource_list(dict(overhead or {})),
     )
+
+
+def pod_level(pod: Pod, requests: dict[str, str]) -> Pod:
+    """upstream's newPodLevelResourcesPod: the pod with ``spec.resources.requests``."""
+    return dataclasses.replace(pod, resources=ResourceRequirements(resource_list(dict(requests))))
 
 
 def allocatable(
@@ -411,6 +417,66 @@ ENOUGH_REQUESTS = [
         None,
         [insufficient(EXT_DRA, 1, 0, 0, True)],
         UNRESOLVABLE,
+    ),
+    # PodLevelResources (beta, on in v1.34): spec.resources replaces the containers' requests.
+    (
+        "both pod-level and container-level resources fit",
+        pod_level(resource_pod(Usage(1, 1)), {"cpu": "1m", "memory": "2"}),
+        Usage(5, 5),
+        None,
+        [],
+        None,
+    ),
+    (
+        "pod-level cpu resource not fit",
+        pod_level(resource_pod(Usage(1, 1)), {"cpu": "7m", "memory": "2"}),
+        Usage(5, 5),
+        None,
+        [insufficient("cpu", 7, 5, 10)],
+        UNSCHED,
+    ),
+    (
+        "pod-level memory resource not fit",
+        pod_level(resource_pod(Usage(1, 1)), {"cpu": "3m", "memory": "2"}),
+        Usage(5, 19),
+        None,
+        [insufficient("memory", 2, 19, 20)],
+        UNSCHED,
+    ),
+    (
+        "pod-level hugepages resource fit",
+        pod_level(resource_pod(), {"cpu": "3m", "memory": "2", HUGE_PAGE_A: "5"}),
+        Usage(),
+        None,
+        [],
+        None,
+    ),
+    (
+        "both pod-level and container-level hugepages resource fit",
+        pod_level(
+            resource_pod(Usage(1, 1, scalars={HUGE_PAGE_A: 3})),
+            {"cpu": "3m", "memory": "2", HUGE_PAGE_A: "5"},
+        ),
+        Usage(),
+        None,
+        [],
+        None,
+    ),
+    (
+        "pod-level hugepages resource not fit",
+        pod_level(resource_pod(), {"cpu": "3m", "memory": "2", HUGE_PAGE_A: "10"}),
+        Usage(),
+        None,
+        [insufficient(HUGE_PAGE_A, 10, 0, 5, True)],
+        UNRESOLVABLE,
+    ),
+    (
+        "one pod-level cpu resource fits and all init and non-init containers resources fit",
+        pod_level(resource_pod(Usage(1, 1), init=(Usage(1, 1),)), {"cpu": "3m", "memory": "2"}),
+        Usage(5, 19),
+        None,
+        [insufficient("memory", 2, 19, 20)],
+        UNSCHED,
     ),
 ]
 

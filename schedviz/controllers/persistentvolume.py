@@ -1,0 +1,214 @@
+"""The PV controller's part: binding claims to volumes and provisioning new ones.
+
+Mirrors what kube-controller-manager's PersistentVolume controller (pkg/controller/volume/
+persistentvolume/pv_controller.go: ``syncUnboundClaim``, ``findBestMatchForClaim`` through
+``FindMatchingVolume`` of k8s.io/component-helpers/storage/volume, ``bind``,
+``provisionClaim``) and an external provisioner do for the scheduler to see:
+
+- an unbound claim of an Immediate class (or of no class) is bound to the smallest available
+  volume that matches its class, access modes, volume mode, selector and size; the volume gets
+  the claim as ``claimRef``, the claim the volume as ``volumeName``, both phase Bound and the
+  annotations ``pv.kubernetes.io/bind-completed`` and ``pv.kubernetes.io/bound-by-controller``;
+- with no such volume and a class whose provisioner provisions, a volume is provisioned at
+  once: ``pvc-<uid>``, the claim's size, access modes, volume mode and class, bound to it;
+- a WaitForFirstConsumer claim is provisioned only once the scheduler's PreBind names its node
+  (``volume.kubernetes.io/selected-node``), in that node's topology: the volume's node affinity
+  requires the node's values of the class's ``allowedTopologies`` keys, or its hostname.
+
+It watches the store as the controller watches its informers, and writes through the same API
+the scheduler writes through, so the scheduler hears of every binding as an event.
+
+Deliberately different: binding and provisioning are instant (no resync period, no
+provisioner latency); a provisioner's topology comes from the class (CSINode topology keys are
+not modelled); an Immediate class with allowedTopologies gives the volume those terms as node
+affinity (a real provisioner picks one of them); no deletion or reclaim policy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from schedviz.kube.decode import decode_object
+from schedviz.kube.objects import (
+    LABEL_HOSTNAME,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+)
+from schedviz.scheduler.framework.plugins.volumebinding.binder import (
+    ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_SELECTED_NODE,
+    RESOURCE_STORAGE,
+    find_matching_volume,
+)
+from schedviz.scheduler.framework.plugins.volumebinding.storage import (
+    PV_PHASE_BOUND,
+    PVC_PHASE_BOUND,
+    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
+    claim_storage_class,
+)
+from schedviz.scheduler.store import ADDED, MODIFIED, ClusterAPI
+
+ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+
+
+class PersistentVolumeController:
+    """Binds and provisions claims in ``api``; ``start`` syncs every claim, then follows."""
+
+    def __init__(self, api: ClusterAPI) -> None:
+        self._api = api
+        self._syncing = False
+
+    def start(self) -> None:
+        self._api.watch(self._on_event)
+        self.sync_all()
+
+    def _on_event(self, event_type: str, old: Any, new: Any) -> None:
+        if self._syncing or event_type not in (ADDED, MODIFIED):
+            return
+        if isinstance(new, PersistentVolumeClaim):
+            self._guarded(lambda: self.sync_claim(new))
+        elif isinstance(new, PersistentVolume) and new.claim_ref is None:
+            self._guarded(self.sync_all)  # a new volume may fit a waiting claim
+
+    def _guarded(self, sync: Any) -> None:
+        self._syncing = True
+        try:
+            sync()
+        finally:
+            self._syncing = False
+
+    def sync_all(self) -> None:
+        for claim in self._api.list_objects("PersistentVolumeClaim"):
+            self.sync_claim(claim)
+
+    def sync_claim(self, claim: PersistentVolumeClaim) -> None:
+        """syncUnboundClaim for a claim that names no volume yet."""
+        current = self._api.get("PersistentVolumeClaim", claim.key)
+        if not isinstance(current, PersistentVolumeClaim) or current.volume_name:
+            return
+        storage_class = self._storage_class(current)
+        delayed = (
+            storage_class is not None
+            and storage_class.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER
+        )
+        if delayed:
+            # The scheduler binds static volumes itself; the controller provisions for it.
+            node_name = current.annotations.get(ANN_SELECTED_NODE)
+            node = self._api.get("Node", node_name) if node_name else None
+            if isinstance(node, Node) and storage_class is not None and _provisions(storage_class):
+                self._provision(current, storage_class, node)
+            return
+        volumes = self._api.list_objects("PersistentVolume")
+        volume = find_matching_volume(current, volumes, None, {})
+        if volume is not None:
+            self._bind(volume, current, provisioned=False)
+        elif storage_class is not None and _provisions(storage_class):
+            self._provision(current, storage_class, None)
+
+    def _storage_class(self, claim: PersistentVolumeClaim) -> StorageClass | None:
+        name = claim_storage_class(claim)
+        found = self._api.get("StorageClass", name) if name else None
+        return found if isinstance(found, StorageClass) else None
+
+    def _bind(
+        self, volume: PersistentVolume, claim: PersistentVolumeClaim, *, provisioned: bool
+    ) -> None:
+        self._api.apply(dataclasses.replace(volume, claim_ref=claim.key, phase=PV_PHASE_BOUND))
+        annotations = {**claim.annotations, ANN_BIND_COMPLETED: "yes"}
+        if not provisioned:
+            annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
+        self._api.apply(
+            dataclasses.replace(
+                claim, volume_name=volume.name, phase=PVC_PHASE_BOUND, annotations=annotations
+            )
+        )
+
+    def _provision(
+        self, claim: PersistentVolumeClaim, storage_class: StorageClass, node: Node | None
+    ) -> None:
+        name = f"pvc-{uuid.uuid5(uuid.NAMESPACE_URL, f'schedviz:pvc/{claim.key}')}"
+        spec: dict[str, Any] = {
+            "capacity": {RESOURCE_STORAGE: str(claim.requests.get(RESOURCE_STORAGE, "0"))},
+            "accessModes": list(claim.access_modes),
+            "storageClassName": storage_class.name,
+            "persistentVolumeReclaimPolicy": "Delete",
+            "claimRef": {"namespace": claim.namespace, "name": claim.name},
+            "csi": {"driver": storage_class.provisioner, "volumeHandle": name},
+        }
+        mode = claim.manifest.get("spec", {}).get("volumeMode")
+        if mode:
+            spec["volumeMode"] = mode
+        terms = _topology_terms(storage_class, node)
+        if terms:
+            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": terms}}
+        volume = decode_object(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {
+                    "name": name,
+                    "annotations": {ANN_PROVISIONED_BY: storage_class.provisioner},
+                },
+                "spec": spec,
+                "status": {"phase": PV_PHASE_BOUND},
+            }
+        )
+        assert isinstance(volume, PersistentVolume)
+        self._api.apply(volume)
+        claim = dataclasses.replace(
+            claim,
+            annotations={**claim.annotations, ANN_STORAGE_PROVISIONER: storage_class.provisioner},
+        )
+        self._bind(volume, claim, provisioned=True)
+
+
+# The prefix of the in-tree volume plugins' provisioners, gone from v1.34's controller manager.
+IN_TREE_PROVISIONER_PREFIX = "kubernetes.io/"
+
+
+def _provisions(storage_class: StorageClass) -> bool:
+    """A CSI driver's provisioner provisions; an in-tree name (``kubernetes.io/aws-ebs``) has no
+    provisioner in v1.34 unless its migrated CSI driver's is deployed, which nothing here
+    says, and ``kubernetes.io/no-provisioner`` never provisions."""
+    provisioner = storage_class.provisioner
+    return bool(provisioner) and not provisioner.startswith(IN_TREE_PROVISIONER_PREFIX)
+
+
+def _topology_terms(storage_class: StorageClass, node: Node | None) -> list[dict[str, Any]]:
+    """The provisioned volume's node affinity terms: the selected node's values of the class's
+    allowedTopologies keys (its hostname when there are none); without a node, the allowed
+    topologies as given."""
+    allowed = storage_class.allowed_topologies
+    if node is None:
+        return [
+            {
+                "matchExpressions": [
+                    {"key": e.key, "operator": "In", "values": list(e.values)}
+                    for e in term.match_expressions
+                ]
+            }
+            for term in allowed
+            if term.match_expressions
+        ]
+    keys: Sequence[str] = [e.key for term in allowed for e in term.match_expressions] or [
+        LABEL_HOSTNAME
+    ]
+    expressions = []
+    for key in dict.fromkeys(keys):
+        value = node.labels.get(key, node.name) if key == LABEL_HOSTNAME else node.labels.get(key)
+        if value is not None:
+            expressions.append({"key": key, "operator": "In", "values": [value]})
+    return [{"matchExpressions": expressions}] if expressions else []
+
+
+def start_persistent_volume_controller(api: ClusterAPI) -> None:
+    """A PV controller for ``api``, synced once and then following it (``new_simulation``'s
+    ``controllers``)."""
+    PersistentVolumeController(api).start()

@@ -1,0 +1,1 @@
+"""Controllers of kube-controller-manager whose writes decide what the scheduler sees."""

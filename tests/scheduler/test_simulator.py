@@ -1,0 +1,73 @@
+"""The engine alone (schedviz/scheduler/simulator.py): the traces kept encoded read back as the
+objects, and the line that says why a run stopped."""
+
+from __future__ import annotations
+
+from schedviz.kube.load import load_manifests
+from schedviz.scheduler.simulator import new_simulation
+
+CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b}
+status: {allocatable: {cpu: "2", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: small}
+spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: 600m}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: "3"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gated}
+spec:
+  schedulingGates: [{name: example.com/wait}]
+  containers: [{name: c, image: pause}]
+"""
+
+
+def comparable(value: object) -> object:
+    """The JSON without the wall-clock readings, which differ between two runs."""
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items() if k not in ("wallTime", "durationMs")}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    return value
+
+
+def test_encoded_traces_read_back_as_the_objects_they_were() -> None:
+    plain = new_simulation(load_manifests(CLUSTER), seed=3)
+    encoded = new_simulation(load_manifests(CLUSTER), seed=3, encoded_traces=True)
+    plain.run()
+    encoded.run()
+    assert len(encoded.log) == len(plain.log) == 2
+
+    assert [comparable(t.to_json()) for t in encoded.log] == [
+        comparable(t.to_json()) for t in plain.log
+    ]
+
+
+def test_the_outcome_counts_unschedulable_and_gated_pods() -> None:
+    simulation = new_simulation(load_manifests(CLUSTER))
+    simulation.run()
+    assert simulation.outcome() == (
+        "stopped: 1 pod unschedulable, 1 pod gated by schedulingGates, no event can change that"
+    )
+
+
+def test_the_outcome_is_empty_when_every_pod_is_placed() -> None:
+    simulation = new_simulation(
+        load_manifests(CLUSTER.split("---\napiVersion: v1\nkind: Pod\nmetadata: {name: big}")[0])
+    )
+    simulation.run()
+    assert simulation.outcome() == ""
