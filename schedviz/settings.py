@@ -160,18 +160,26 @@ SCHEDVIZ_DEFAULT_SEED = envint("SCHEDVIZ_DEFAULT_SEED", 1, minimum=0)
 # Whether a committed change to a cluster starts its runner (worker.dispatch.ensure_runner);
 # off for processes that only serve pages while other processes schedule, and in tests.
 SCHEDVIZ_START_RUNNERS = envbool("SCHEDVIZ_START_RUNNERS", True)
-# A runner gives its cluster up after this many seconds with nothing to do (no poppable pod,
-# nothing waiting, no new change); the next change starts one again.
-SCHEDVIZ_RUNNER_IDLE_SECONDS = envint("SCHEDVIZ_RUNNER_IDLE_SECONDS", 5, minimum=0)
+# A runner gives its cluster up after this many seconds with nothing to do now (no poppable pod,
+# no new change, nothing due sooner); it saves its queue and is started again by the next change
+# or when its next backoff expiry or queue flush falls due.
+SCHEDVIZ_RUNNER_IDLE_SECONDS = envint("SCHEDVIZ_RUNNER_IDLE_SECONDS", 1, minimum=0)
 # A cycle held in the step debugger is given up after this long without a command.
 SCHEDVIZ_DEBUG_WAIT_SECONDS = envint("SCHEDVIZ_DEBUG_WAIT_SECONDS", 3600, minimum=1)
 # How often `celery beat` looks for clusters whose runner died holding the lease, and starts one.
 SCHEDVIZ_RESUME_SECONDS = envint("SCHEDVIZ_RESUME_SECONDS", 15, minimum=1)
+# How often `celery beat` looks for expired leases held by a runner that died, hangs or is cut
+# off, and for overdue wake-ups (two small reads), and starts a runner for each.
+SCHEDVIZ_TAKEOVER_SECONDS = envint("SCHEDVIZ_TAKEOVER_SECONDS", 2, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "resume-orphaned-clusters": {
         "task": "worker.tasks.resume_orphaned_clusters",
         "schedule": float(SCHEDVIZ_RESUME_SECONDS),
-    }
+    },
+    "take-over-expired-leases": {
+        "task": "worker.tasks.take_over_expired_leases",
+        "schedule": float(SCHEDVIZ_TAKEOVER_SECONDS),
+    },
 }
 # The host:port pairs scheduler extenders (KubeSchedulerConfiguration `extenders`) may be called
 # on, comma separated ("127.0.0.1:8888,[::1]:8888"): the scheduler refuses an extender URL

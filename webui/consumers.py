@@ -120,6 +120,9 @@ def _render_live(
 _runner_state = database_sync_to_async(presenters.runner_state)
 
 
+_newest_cycle = database_sync_to_async(selectors.cycle_newest_number)
+
+
 # "Predict, then reveal" (webui/prediction_panel.py): the panel follows the cycles (reveals), the
 # head of activeQ (the pod to guess about) and the run state.
 _render_predict = database_sync_to_async(prediction_panel.predict_fragment)
@@ -155,6 +158,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     sent_cycles: dict[int, str] = {}
     active_head: str | None = None
     paused: bool | None = None
+    # JSON clients: the newest cycle number accounted for (delivered or counted as dropped).
+    last_cycle = 0
 
     async def connect(self) -> None:
         self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
@@ -176,11 +181,14 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self.runner_shown = runner["runner"]
         self._watch = asyncio.create_task(self._watch_runner())
         if self.as_json:
+            # Cycles stored before this connection are the state's (or the API's) to give.
+            self.last_cycle = await _newest_cycle(cluster_id=self.cluster_id)
             await self.send(text_data=json.dumps({"type": "hello", "cluster": self.cluster_id}))
             await self._forward(live.status_message(**runner))
             for message in await _initial_json_state(self.cluster_id):
                 if message["type"] == live.CYCLES:
                     self.sent_cycles = {c["cycle"]: c["result"] for c in message["cycles"]}
+                    self.last_cycle = max([self.last_cycle, *self.sent_cycles])
                 await self._forward(message)
             return
         # What happened between the page's render and this connection was published to nobody:
@@ -214,7 +222,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
 
     async def cluster_cycles(self, event: dict[str, Any]) -> None:
         if self.as_json:
-            event = self._not_sent_yet(event)
+            event = self._account_for_gap(self._not_sent_yet(event))
             if event["cycles"] or event.get("dropped"):
                 await self._forward(event)
             return
@@ -321,6 +329,20 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             cluster_id=self.cluster_id, active_head=self.active_head, always=True
         )
         return fragment
+
+    def _account_for_gap(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The cycles message with ``dropped`` also counting the cycles that no message brought
+        since the last one: a runner killed after writing cycles and before publishing them, or
+        one that took over from it. A JSON client so accounts for every stored cycle number."""
+        cycles = event.get("cycles") or []
+        if not cycles:
+            return event
+        first = int(cycles[0]["cycle"]) - int(event.get("dropped") or 0)
+        unaccounted = first - (self.last_cycle + 1)
+        self.last_cycle = max(self.last_cycle, int(cycles[-1]["cycle"]))
+        if unaccounted <= 0:
+            return event
+        return {**event, "dropped": int(event.get("dropped") or 0) + unaccounted}
 
     async def _forward(self, event: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(event, separators=(",", ":")))

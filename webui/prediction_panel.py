@@ -15,10 +15,11 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from schedviz.cluster import lessons, predictions, selectors
-from schedviz.cluster.models import Cluster, Cycle
+from schedviz.cluster.models import Cluster
 from schedviz.cluster.models import Node as NodeRow
+from schedviz.cluster.queue_state import next_to_pop
 from schedviz.cluster.services import ObjectNotFound
-from webui.presenters import cycle_path, pod_path
+from webui.presenters import cycle_path, latest_queue, pod_path
 
 PREDICT_TEMPLATE = "webui/lessons/predict.html"
 LESSON_PANEL_TEMPLATE = "webui/lessons/panel.html"
@@ -29,8 +30,6 @@ NODES_OFFERED = 500
 NODE_RADIOS = 16
 # The form's value for the guess "unschedulable": not a node name ('/' is never in one).
 UNSCHEDULABLE_CHOICE = "/unschedulable"
-# Pending pods looked at for the first one not gated.
-QUEUE_ORDER_SCAN = 200
 
 
 def lesson_context(*, cluster: Cluster, oob: bool = False) -> dict[str, Any]:
@@ -75,37 +74,17 @@ def lesson_fragment(*, cluster_id: int) -> str:
     return render_to_string(f"{LESSON_PANEL_TEMPLATE}#lesson_panel", context)
 
 
-def _first_in_queue_order(cluster: Cluster) -> str:
-    """The pod a freshly started runner pops first: it lists the pending pods into activeQ
-    (gated ones aside), which pops higher priority first, then the pod queued first."""
-    pods = (
-        selectors.pod_list(cluster=cluster, bound=False)
-        .exclude(phase__in=["Succeeded", "Failed"])
-        .order_by("-priority", "id")
-        .values_list("namespace", "name", "manifest")
-    )
-    for namespace, name, manifest in pods[:QUEUE_ORDER_SCAN]:
-        if not (manifest.get("spec") or {}).get("schedulingGates"):
-            return f"{namespace}/{name}"
-    return ""
-
-
 def _next_pod(cluster: Cluster, pending: list[str], active_head: str | None) -> tuple[str, str]:
     """The pod the queue pops next as far as the page can tell, and how it knows: the head of
-    activeQ the runner published; else, while a runner holds the cluster, the activeQ the
-    newest cycle saw behind its own pod; else the order a new runner pops the pods in."""
+    activeQ the runner published; else the pod the queue a runner saved (or the first runner's
+    queue, before any ran) pops next, which is the queue the next runner resumes."""
     if active_head and active_head in pending:
         return active_head, "activeQ"
-    if selectors.lease_held(cluster_id=cluster.pk):
-        latest = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
-        if latest is not None:
-            trace = latest.trace()
-            popped = trace.get("pod")
-            for entry in (trace.get("queue") or {}).get("activeQ") or []:
-                if entry.get("pod") != popped and entry.get("pod") in pending:
-                    return str(entry["pod"]), "activeQ"
-    first = _first_in_queue_order(cluster)
-    return (first, "priority") if first else ("", "")
+    queue, _, _ = latest_queue(cluster=cluster)
+    head = next_to_pop(queue or {})
+    if head and head in pending:
+        return head, "activeQ" if (queue or {}).get("activeQ") else "backoffQ"
+    return "", ""
 
 
 def predict_context(

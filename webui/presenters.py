@@ -20,8 +20,10 @@ from django.core.paginator import Page, Paginator
 from django.db.models.fields.json import KeyTransform
 
 from schedviz.cluster import selectors
+from schedviz.cluster.clock import cluster_clock_time
 from schedviz.cluster.models import Cluster, Cycle, PendingPods
 from schedviz.cluster.models import Node as NodeRow
+from schedviz.cluster.queue_state import queue_before_first_run
 from schedviz.cluster.services import scheduler_config_document
 from schedviz.kube.decode import decode_object
 from schedviz.kube.objects import (
@@ -688,9 +690,14 @@ def queue_view(
     }
 
 
+# As many pods per queue list as a runner's snapshot holds (worker.publish.QUEUE_LIST_LIMIT).
+QUEUE_PANEL_LIMIT = 50
+
+
 def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str]:
-    """The queue as the runner last left it, the scheduler time then, and when that was
-    ("after cycle N"); (None, scheduler time, "") before any runner wrote it.
+    """The queue as the runner last left it, the scheduler time (a live cluster's clock now,
+    else the time then), and when that was ("after cycle N"); before any runner ran, the queue
+    the first one starts with.
 
     The runner writes its queue with every batch of Cycle rows (``PendingPods``); a queue a
     cycle recorded is the one before its pop, one pod out of date, and is only the fallback
@@ -698,10 +705,18 @@ def latest_queue(*, cluster: Cluster) -> tuple[dict[str, Any] | None, float, str
     recorded = PendingPods.objects.filter(cluster=cluster).first()
     if recorded is not None and recorded.queue is not None:
         after = f"after cycle {recorded.last_cycle}" if recorded.last_cycle else "before any cycle"
-        return recorded.queue, recorded.scheduler_time, after
+        # A live clock has run on since (runner or not): backoff countdowns count from now.
+        now = (
+            cluster_clock_time(cluster=cluster)
+            if cluster.clock_mode == Cluster.ClockMode.LIVE
+            else recorded.scheduler_time
+        )
+        return recorded.queue, now, after
     row = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
     if row is None:
-        return None, cluster.scheduler_time, ""
+        # No runner has run: the queue the first one starts with.
+        queue = queue_before_first_run(cluster=cluster, limit=QUEUE_PANEL_LIMIT)
+        return queue, cluster_clock_time(cluster=cluster), "before any cycle"
     trace = row.trace()
     return trace.get("queue"), float(trace.get("time") or 0.0), f"before cycle {row.number}"
 

@@ -143,6 +143,49 @@ class DatabaseStore(ClusterStore):
                     bucket[obj.key] = obj
                     self._versions[(kind, obj.key)] = row.resource_version
 
+    def list_cluster_at(self, position: int) -> None:
+        """The informers' list as it was at change ``position`` (a watch resumed from there):
+        the rows of now, with every object changed since put back as it was then (its last
+        Change row up to ``position``; absent when that is a deletion or there is none).
+        ``follow`` then delivers the later changes as the events they are."""
+        self.list_cluster()
+        if position >= self.last_change_id:
+            return
+        touched = (
+            Change.objects.filter(cluster=self.cluster, id__gt=position)
+            .order_by()
+            .values_list("kind", "namespace", "name")
+            .distinct()
+        )
+        for kind, namespace, name in touched:
+            key = object_key(kind, namespace, name)
+            bucket = self._objects.setdefault(kind, {})
+            before = (
+                Change.objects.filter(
+                    cluster=self.cluster,
+                    kind=kind,
+                    namespace=namespace,
+                    name=name,
+                    id__lte=position,
+                )
+                .order_by("-id")
+                .first()
+            )
+            obj = (
+                None
+                if before is None or before.type == Change.Type.DELETED
+                else self._decode(before.manifest, kind)
+            )
+            if obj is None:
+                bucket.pop(key, None)
+                self._versions.pop((kind, key), None)
+            else:
+                bucket[key] = obj
+                assert before is not None
+                self._versions[(kind, key)] = before.id
+        self.last_change_id = position
+        self._reads = deque([(time.monotonic(), position)])
+
     def follow(self) -> int:
         """Applies the Change rows written since the last call; returns how many."""
         now = time.monotonic()

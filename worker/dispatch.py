@@ -32,6 +32,52 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _threads: dict[int, threading.Thread] = {}
 _again: set[int] = set()
+# Embedded mode: the timer that starts a cluster's runner again when its work falls due.
+_timers: dict[int, threading.Timer] = {}
+
+
+def wake_later(result: runner.RunResult) -> None:
+    """A runner that stopped with work due later (a backoff ending, a queue flush) is started
+    again then: a Celery task with a countdown, or a timer of this process (embedded). Nothing
+    waits meanwhile. A wake-up lost anyway (a broker restart) is found by the periodic resume
+    (``runner.overdue_clusters``)."""
+    if result.wake_in is None or result.wake_at is None:
+        return
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        _wake_thread_later(result.cluster_id, result.wake_in)
+        return
+    from worker.tasks import run_cluster
+
+    try:
+        run_cluster.apply_async((result.cluster_id, None, result.wake_at), countdown=result.wake_in)
+    except Exception:
+        logger.exception("could not send the wake-up of cluster %s", result.cluster_id)
+
+
+def cancel_wake_ups() -> None:
+    """Cancels this process's pending wake-up timers (embedded mode; a server shutting down,
+    tests)."""
+    with _lock:
+        timers = list(_timers.values())
+        _timers.clear()
+    for timer in timers:
+        timer.cancel()
+
+
+def _wake_thread_later(cluster_id: int, delay: float) -> None:
+    loop = _loops.get(cluster_id)
+    timer = threading.Timer(delay, _ensure_thread, args=(cluster_id, loop))
+    timer.daemon = True
+    with _lock:
+        previous = _timers.pop(cluster_id, None)
+        if previous is not None:
+            previous.cancel()
+        _timers[cluster_id] = timer
+    timer.start()
+
+
+# The server's event loop each cluster's runner thread published through.
+_loops: dict[int, asyncio.AbstractEventLoop | None] = {}
 
 
 def ensure_runner(cluster_id: int) -> None:
@@ -56,11 +102,15 @@ def runner_thread(cluster_id: int) -> threading.Thread | None:
         return thread if thread is not None and thread.is_alive() else None
 
 
-def _ensure_thread(cluster_id: int) -> None:
+def _ensure_thread(cluster_id: int, loop: asyncio.AbstractEventLoop | None = None) -> None:
     # A request handled by the ASGI server runs in a thread of its event loop's executor; the
     # in-memory channel layer belongs to that loop, so the runner publishes through it.
-    loop = _server_loop()
+    loop = loop or _server_loop() or _loops.get(cluster_id)
     with _lock:
+        _loops[cluster_id] = loop
+        timer = _timers.pop(cluster_id, None)
+        if timer is not None:
+            timer.cancel()
         thread = _threads.get(cluster_id)
         if thread is not None and thread.is_alive():
             _again.add(cluster_id)
@@ -101,7 +151,12 @@ def _run_in_thread(cluster_id: int, loop: asyncio.AbstractEventLoop | None) -> N
             with _lock:
                 if not _go_again(cluster_id, result):
                     _threads.pop(cluster_id, None)
-                    return
+                    again = False
+                else:
+                    again = True
+            if not again:
+                wake_later(result)
+                return
     finally:
         publisher.close()
         connection.close()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import math
 import os
 import socket
 import threading
@@ -37,14 +38,22 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
 from schedviz.cluster import live, selectors, services
+from schedviz.cluster.clock import clock_advance, clock_start
 from schedviz.cluster.models import Cluster, Cycle, DebugSession, Lease
+from schedviz.cluster.queue_state import (
+    config_digest,
+    queue_state_forget,
+    queue_state_get,
+    queue_state_save,
+)
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
+from schedviz.scheduler.backend.queue.persistence import QueueDataError
 from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
@@ -76,8 +85,13 @@ BIND_WAIT = 0.05
 FOLLOW_INTERVAL = 0.02
 # Sleep between polls when there is nothing to do.
 IDLE_POLL = 0.02
+# Work due this soon (wall seconds) is waited for in place; later work is woken up for.
+IN_PLACE_WAIT = 0.25
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
+# The queue is saved with a batch of Cycle rows at most this often (and always when the runner
+# stops): a runner killed loses at most this much of its queue's history.
+STATE_SAVE_INTERVAL = 1.0
 
 STOP_IDLE = "idle"
 STOP_HELD = "held by another runner"
@@ -112,6 +126,10 @@ class RunResult:
     error: str = ""
     # The last Change row the runner followed.
     last_change_id: int = 0
+    # Stopped with work due later (a backoff ending, a queue flush of a live cluster): in how
+    # many wall seconds, and at what Unix time, a runner is to start again (dispatch wakes it).
+    wake_in: float | None = None
+    wake_at: float | None = None
 
 
 def default_holder() -> str:
@@ -127,31 +145,89 @@ def default_holder() -> str:
 
 def lease_acquire(*, cluster_id: int, holder: str) -> bool:
     """Takes the cluster's lease if it is free, expired or ours: a compare-and-set on
-    (holder, renewed_at), so of two runners racing for it exactly one wins."""
+    (holder, renewed_at), so of two runners racing for it exactly one wins. A lease row locked
+    by another (a frozen holder inside a write, until the server ends its transaction) is not
+    waited for beyond the runner's lock timeout: not taken this time."""
     lease, _ = Lease.objects.get_or_create(cluster_id=cluster_id)
     now = timezone.now()
     if lease.holder and lease.holder != holder and not selectors.lease_expired(lease, now):
         return False
-    won = Lease.objects.filter(
-        cluster_id=cluster_id, holder=lease.holder, renewed_at=lease.renewed_at
-    ).update(holder=holder, renewed_at=now)
+    try:
+        won = Lease.objects.filter(
+            cluster_id=cluster_id, holder=lease.holder, renewed_at=lease.renewed_at
+        ).update(holder=holder, renewed_at=now)
+    except OperationalError as error:
+        if not _lock_not_available(error):
+            raise
+        return False
     return won == 1
 
 
 def lease_renew(*, cluster_id: int, holder: str) -> bool:
-    """False when someone else has taken the lease over (this runner must stop at once)."""
-    return (
-        Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(renewed_at=timezone.now())
-        == 1
-    )
+    """False when someone else has taken the lease over (this runner must stop at once), or is
+    taking it (the row locked by another past the lock timeout)."""
+    try:
+        renewed = Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(
+            renewed_at=timezone.now()
+        )
+    except OperationalError as error:
+        if not _lock_not_available(error):
+            raise
+        return False
+    return renewed == 1
 
 
 def lease_fence(*, cluster_id: int, holder: str) -> bool:
     """Inside a write's transaction: whether ``holder`` still holds the lease and it has not
-    expired. The lease row stays locked until the write commits (PostgreSQL), so a takeover
-    waits for it and the next holder lists the cluster with that write in it."""
-    lease = Lease.objects.select_for_update().filter(cluster_id=cluster_id, holder=holder).first()
+    expired (the fencing check: the holder names one tenure, its nonce included). The lease row
+    is locked until the write commits, so a takeover does not happen in the middle of it and
+    the next holder lists the cluster with that write in it; a row another has locked (a
+    takeover under way) is not waited for (NOWAIT): the write is refused."""
+    try:
+        with transaction.atomic():  # a savepoint: a refused lock leaves the write's transaction
+            lease = (
+                Lease.objects.select_for_update(nowait=True)
+                .filter(cluster_id=cluster_id, holder=holder)
+                .first()
+            )
+    except OperationalError as error:
+        if not _lock_not_available(error):
+            raise
+        return False
     return lease is not None and not selectors.lease_expired(lease, timezone.now())
+
+
+def _lock_not_available(error: OperationalError) -> bool:
+    """PostgreSQL's lock_not_available (55P03): NOWAIT refused, or lock_timeout ran out."""
+    cause = error.__cause__
+    return getattr(cause, "sqlstate", None) == "55P03" or getattr(cause, "pgcode", None) == "55P03"
+
+
+# PostgreSQL limits on a runner's connection, so that a frozen or cut-off runner cannot hold
+# anyone up: its transaction is ended by the server after RUNNER_IDLE_IN_TRANSACTION seconds
+# idle (its locks, the lease row's among them, go with it), a lock is waited for at most
+# RUNNER_LOCK_TIMEOUT seconds, a statement runs at most RUNNER_STATEMENT_TIMEOUT seconds.
+RUNNER_IDLE_IN_TRANSACTION = 5.0
+RUNNER_LOCK_TIMEOUT = 2.0
+RUNNER_STATEMENT_TIMEOUT = 30.0
+_RUNNER_SESSION_LIMITS = {
+    "idle_in_transaction_session_timeout": RUNNER_IDLE_IN_TRANSACTION,
+    "lock_timeout": RUNNER_LOCK_TIMEOUT,
+    "statement_timeout": RUNNER_STATEMENT_TIMEOUT,
+}
+
+
+def _limit_database_session(limited: bool) -> None:
+    """Sets the runner's limits on this connection (PostgreSQL), or takes them off again (the
+    worker process's connection serves other tasks too)."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for name, seconds in _RUNNER_SESSION_LIMITS.items():
+            if limited:
+                cursor.execute("SELECT set_config(%s, %s, false)", [name, f"{int(seconds * 1000)}"])
+            else:
+                cursor.execute(f"RESET {name}")
 
 
 def lease_release(*, cluster_id: int, holder: str) -> None:
@@ -159,6 +235,15 @@ def lease_release(*, cluster_id: int, holder: str) -> None:
     Lease.objects.filter(cluster_id=cluster_id, holder=holder).update(
         holder="", renewed_at=timezone.now()
     )
+
+
+def _wake_replaced(cluster_id: int, wake_at: float) -> bool:
+    """Whether a later runner saved another wake-up than ``wake_at`` (or none) and no change
+    came after it stopped: it has done what this wake-up was for."""
+    saved = queue_state_get(cluster_id=cluster_id)
+    if saved is not None and saved.wake_at is not None and abs(saved.wake_at - wake_at) < 1e-3:
+        return False
+    return cluster_id not in selectors.stranded_clusters(cluster_ids=[cluster_id])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,12 +270,17 @@ def run_cluster(
     max_cycles: int | None = None,
     publisher: Publisher | None = None,
     requested_at: datetime | None = None,
+    wake_at: float | None = None,
 ) -> RunResult:
     """Schedules the cluster until it is idle (or ``max_seconds``/``max_cycles``), holding its
     lease; returns at once when another live runner holds it, or when a runner has run and
-    stopped since ``requested_at`` (a task that waited in the queue behind another)."""
+    stopped since ``requested_at`` (a task that waited in the queue behind another), or when
+    ``wake_at`` is a wake-up a later runner replaced with its own (or none)."""
     result = RunResult(cluster_id, holder or default_holder())
     if requested_at is not None and selectors.ran_since(cluster_id=cluster_id, when=requested_at):
+        result.stopped = STOP_UP_TO_DATE
+        return result
+    if wake_at is not None and _wake_replaced(cluster_id, wake_at):
         result.stopped = STOP_UP_TO_DATE
         return result
     deadline = time.monotonic() + max_seconds if max_seconds is not None else None
@@ -218,6 +308,8 @@ def run_cluster(
             if not again:
                 return result
     finally:
+        with contextlib.suppress(*DATABASE_ERRORS):
+            _limit_database_session(False)
         if own_publisher:
             publisher.close()
 
@@ -230,6 +322,7 @@ def _tenure(
     max_cycles: int | None,
 ) -> bool:
     """Takes the lease and runs one session; True when the runner must go round again."""
+    _limit_database_session(True)  # again on each session: a new connection after a failure
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         result.stopped = STOP_GONE
@@ -298,12 +391,15 @@ class _Session:
         # Cycle numbers written while their pod waited at Permit (re-emitted with the outcome).
         self.written_waiting: set[int] = set()
         self.last_flush = time.monotonic()
+        self.last_state_save = 0.0
         self.lease_renew_every = 5.0
+        self.anchor: tuple[float, float | None] = (0.0, None)
 
     # ------------------------------------------------------------------ set-up
 
     def run(self) -> None:
         cluster = self.cluster
+        self.result.wake_in = self.result.wake_at = None
         self.virtual = cluster.clock_mode == Cluster.ClockMode.VIRTUAL
         self.paused = cluster.run_state == Cluster.RunState.PAUSED
         self.pending_steps = cluster.pending_steps
@@ -311,28 +407,30 @@ class _Session:
         self.debug_requested = DebugSession.objects.filter(
             cluster=cluster, state=DebugSession.State.REQUESTED
         ).exists()
-        self.clock: VirtualClock | ScaledWallClock = (
-            VirtualClock(cluster.scheduler_time)
-            if self.virtual
-            else ScaledWallClock(cluster.scheduler_time, 0.0 if self.paused else cluster.speed)
-        )
         self.speed = cluster.speed
+        self.clock: VirtualClock | ScaledWallClock
+        if self.virtual:
+            self.clock = VirtualClock(cluster.scheduler_time)
+        else:
+            # The cluster's own clock, which ran on while no runner was alive.
+            self.anchor = clock_start(cluster_id=cluster.pk)
+            self.clock = ScaledWallClock(
+                self.anchor[0],
+                0.0 if self.paused else cluster.speed,
+                wall=time.time,
+                wall_start=self.anchor[1],
+            )
         self.lease_renew_every = max(0.5, self._lease_duration() / 3)
         registry = new_in_tree_registry()
         self.config_document = services.scheduler_config_document(cluster=cluster)
+        self.digest = config_digest(document=self.config_document, clock_mode=cluster.clock_mode)
         self.store.now = self.clock.now
-        self.store.list_cluster()
+        saved = queue_state_get(cluster_id=cluster.pk)
+        if saved is not None and saved.config_digest != self.digest:
+            saved = None  # another configuration: a fresh scheduler, as after a restart
         try:
             config = cluster_configuration(self.config_document, registry)
-            self.scheduler = GroupBindingScheduler(
-                config,
-                registry,
-                self.store,
-                self.clock,
-                seed=cluster.seed,
-                emit=self._on_trace,
-                extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
-            )
+            self.scheduler = self._build_scheduler(config, registry, saved)
         except (ConfigError, ValueError) as error:  # ExtenderConfigError is a ValueError
             logger.error("cluster %s: cannot build the scheduler: %s", cluster.pk, error)
             self.result.stopped = STOP_CONFIG
@@ -365,11 +463,50 @@ class _Session:
         else:
             if self.result.stopped != STOP_LEASE_LOST:
                 self._bind_deferred()
-            self._flush()
+                self._plan_wake()
+            self._flush(final=True)
         finally:
             gc.unfreeze()
             self.result.scheduler_time = self.clock.now()
             self.result.last_change_id = self.store.last_change_id
+
+    def _build_scheduler(
+        self, config: KubeSchedulerConfiguration, registry: Registry, saved: Any
+    ) -> GroupBindingScheduler:
+        """The scheduler over the listed cluster: resumed from the saved queue (the cluster
+        listed as it was when the queue was saved, the changes since followed as events), or
+        a fresh one that queues every pending pod."""
+        if saved is not None:
+            self.store.list_cluster_at(saved.change_id)
+            try:
+                return self._new_scheduler(config, registry, saved.state)
+            except QueueDataError as error:
+                logger.warning(
+                    "cluster %s: the saved queue is not resumed: %s", self.cluster_id, error
+                )
+                queue_state_forget(cluster_id=self.cluster_id)
+                holder = self.result.holder
+                self.store = DatabaseStore(
+                    self.cluster,
+                    fence=lambda: lease_fence(cluster_id=self.cluster_id, holder=holder),
+                )
+                self.store.now = self.clock.now
+        self.store.list_cluster()
+        return self._new_scheduler(config, registry, None)
+
+    def _new_scheduler(
+        self, config: KubeSchedulerConfiguration, registry: Registry, state: Any
+    ) -> GroupBindingScheduler:
+        return GroupBindingScheduler(
+            config,
+            registry,
+            self.store,
+            self.clock,
+            seed=self.cluster.seed,
+            emit=self._on_trace,
+            extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
+            saved_state=state,
+        )
 
     def _lease_duration(self) -> float:
         lease = Lease.objects.filter(cluster_id=self.cluster_id).first()
@@ -466,9 +603,39 @@ class _Session:
         if self.virtual:
             self._advance(wake)
             return True
-        # Live: a backoff ends or a Permit times out later; not idle, only early.
-        time.sleep(IDLE_POLL)
-        return True
+        # Live: a backoff ends or a Permit times out later. Within IN_PLACE_WAIT, or a pod
+        # waits at Permit (its cycle lives only here): wait here. Later: nothing to do now; the
+        # runner stops when idle and is woken up then, its worker free meanwhile.
+        if self.scheduler.waiting or self._wall_seconds_until(wake) <= IN_PLACE_WAIT:
+            time.sleep(IDLE_POLL)
+            return True
+        return False
+
+    def _wall_seconds_until(self, when: float) -> float:
+        speed = self.clock.speed if isinstance(self.clock, ScaledWallClock) else 0.0
+        if speed <= 0:
+            return math.inf
+        return max(0.0, (when - self.clock.now()) / speed)
+
+    def _plan_wake(self) -> None:
+        """When a runner must start again with no change to start it: the next backoff expiry
+        or Permit timeout, or the queue flush that retries a pod waiting past
+        podMaxInUnschedulablePodsDuration. Live and running only (paused, the clock stands
+        still; virtual time runs to idle before the runner stops)."""
+        if self.virtual or self.paused or self.result.stopped != STOP_IDLE:
+            return
+        dues = [
+            due
+            for due in (self.scheduler.next_wakeup(), self.scheduler.next_unschedulable_flush())
+            if due is not None
+        ]
+        if not dues:
+            return
+        delay = self._wall_seconds_until(min(dues))
+        if math.isinf(delay):
+            return
+        self.result.wake_in = delay
+        self.result.wake_at = time.time() + delay
 
     def _bind_deferred(self) -> bool:
         """The group commit of the binding cycles waiting (worker/binding.py); whether there
@@ -544,8 +711,13 @@ class _Session:
     def _advance(self, when: float) -> None:
         if isinstance(self.clock, VirtualClock):
             self.clock.set(max(when, self.clock.now()))
-        else:
-            self.clock.advance_to(when)
+            return
+        # A paused step to the next wake-up moves the cluster's clock, not only this one's.
+        when = max(when, self.clock.now())
+        wall = time.time()
+        if clock_advance(cluster_id=self.cluster_id, old=self.anchor, when=when, wall=wall):
+            self.anchor = (when, wall)
+        self.clock.advance_to(when)
 
     def _still_holding(self, renew: bool) -> bool:
         if renew:
@@ -573,6 +745,8 @@ class _Session:
                 "pending_steps",
                 "scheduler_settings",
                 "debug_session__state",
+                "clock_anchor_time",
+                "clock_anchor_wall",
             )
             .first()
         )
@@ -597,7 +771,12 @@ class _Session:
         self.debug_requested = row["debug_session__state"] == DebugSession.State.REQUESTED
         if isinstance(self.clock, ScaledWallClock):
             speed = 0.0 if paused else self.speed
-            if speed != self.clock.speed:
+            anchor = (row["clock_anchor_time"], row["clock_anchor_wall"])
+            if anchor[1] is not None and (anchor != self.anchor or speed != self.clock.speed):
+                # The cluster's clock was re-anchored (a change of speed or run state): follow.
+                self.anchor = anchor
+                self.clock.set_anchor(anchor[0], anchor[1], speed)
+            elif speed != self.clock.speed:
                 self.clock.set_speed(speed)
         return True
 
@@ -627,14 +806,17 @@ class _Session:
             "gated": gated,
         }
 
-    def _flush(self) -> None:
-        self.last_flush = time.monotonic()
+    def _flush(self, *, final: bool = False) -> None:
+        """Writes the cycles and events finished, with the queue now and then; ``final``: the
+        queue and the wake-up in any case (the runner stops)."""
+        self.last_flush = now = time.monotonic()
         traces = list(self.pending.values())
         self.pending = {}
         events = self.store.take_events()
-        if traces or events:
+        save_state = final or (traces and now - self.last_state_save >= STATE_SAVE_INTERVAL)
+        if traces or events or save_state:
             try:
-                self._write_records(traces, events)
+                self._write_records(traces, events, bool(save_state))
             except LeaseLostError:
                 # Another runner numbers the cycles now: these are not written, nor shown.
                 self.publisher.drop_cycles()
@@ -642,7 +824,9 @@ class _Session:
             self.written_waiting.update(t.cycle for t in traces if t.result == RESULT_WAITING)
         self.publisher.flush()
 
-    def _write_records(self, traces: list[CycleTrace], events: list[Any]) -> None:
+    def _write_records(
+        self, traces: list[CycleTrace], events: list[Any], save_state: bool = False
+    ) -> None:
         cluster = self.store.cluster
         with self.store.write():
             rewritten = [t.cycle for t in traces if t.cycle in self.written_waiting]
@@ -661,3 +845,14 @@ class _Session:
                 last_cycle=self.scheduler.cycle_count,
             )
             Cluster.objects.filter(pk=self.cluster_id).update(scheduler_time=self.clock.now())
+            if save_state:
+                # The queue as it stands after every change followed so far: the next runner
+                # lists the cluster as of that change and goes on from here.
+                queue_state_save(
+                    cluster=cluster,
+                    state=self.scheduler.state_to_data(),
+                    change_id=self.store.last_change_id,
+                    config_digest=self.digest,
+                    wake_at=self.result.wake_at,
+                )
+                self.last_state_save = time.monotonic()

@@ -56,6 +56,11 @@ class Cluster(models.Model):
     scheduler_settings = models.JSONField(default=dict, blank=True)
     # The scheduler clock of the last runner (virtual mode continues from it).
     scheduler_time = models.FloatField(default=0.0)
+    # Live mode: the clock read ``clock_anchor_time`` at wall time ``clock_anchor_wall`` (Unix
+    # seconds) and runs at ``speed`` since (stands still while paused), runner or not
+    # (schedviz/cluster/clock.py). Null: not started yet.
+    clock_anchor_time = models.FloatField(default=0.0)
+    clock_anchor_wall = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # The built-in lesson (its slug) the cluster was loaded from; "" for any other cluster.
     lesson = models.CharField(max_length=100, blank=True, default="")
@@ -389,6 +394,16 @@ class PendingPods(models.Model):
     scheduler_time = models.FloatField(default=0.0)
     last_cycle = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    # The whole scheduling queue as data (Scheduler.state_to_data), as it stood after the
+    # runner had followed the change log up to ``change_id``, for a scheduler built from the
+    # configuration whose digest is ``config_digest``: the next runner resumes it
+    # (schedviz/cluster/queue_state.py).
+    state = models.JSONField(null=True, blank=True)
+    change_id = models.BigIntegerField(default=0)
+    config_digest = models.CharField(max_length=64, blank=True, default="")
+    # When (Unix seconds) the runner that saved the state asked to be woken up: the next
+    # backoff expiry or queue flush of a live cluster; null when nothing is due.
+    wake_at = models.FloatField(null=True, blank=True, db_index=True)
 
 
 class ApiToken(models.Model):

@@ -28,6 +28,7 @@ from schedviz.cluster.models import (
     Profile,
     ShareLink,
 )
+from schedviz.cluster.queue_state import clusters_due
 from schedviz.cluster.services import ObjectNotFound, api_token_hash, scheduler_config_document
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import go_quote
@@ -318,12 +319,15 @@ def orphaned_clusters() -> list[int]:
     ]
 
 
-def stranded_clusters() -> list[int]:
-    """Clusters with a change committed after their last runner stopped (or never run): the task
-    that would have run them was lost, sent while the broker was down or queued in a Redis that
-    restarted."""
+def stranded_clusters(*, cluster_ids: list[int] | None = None) -> list[int]:
+    """Clusters (among ``cluster_ids``; None: all) with a change committed after their last
+    runner stopped (or never run): the task that would have run them was lost, sent while the
+    broker was down or queued in a Redis that restarted."""
+    clusters = (
+        Cluster.objects.all() if cluster_ids is None else Cluster.objects.filter(pk__in=cluster_ids)
+    )
     rows = (
-        Cluster.objects.annotate(last_change=Max("changes__created_at"))
+        clusters.annotate(last_change=Max("changes__created_at"))
         .filter(last_change__isnull=False)
         .values_list("pk", "last_change", "lease__holder", "lease__renewed_at")
     )
@@ -332,6 +336,27 @@ def stranded_clusters() -> list[int]:
         for cluster_id, last_change, holder, released_at in rows
         if not holder and (released_at is None or last_change > released_at)
     ]
+
+
+def cycle_newest_number(*, cluster_id: int) -> int:
+    """The number of the cluster's newest stored cycle (0 before any)."""
+    newest = Cycle.objects.filter(cluster_id=cluster_id).aggregate(newest=Max("number"))["newest"]
+    return int(newest or 0)
+
+
+def overdue_clusters(*, now: float, margin: float = 2.0) -> list[int]:
+    """Clusters whose runner asked to be woken up more than ``margin`` seconds before ``now``
+    (Unix seconds) with no runner holding them now: the wake-up task was lost (a broker that
+    restarted) or is stuck behind others."""
+    due = set(clusters_due(now=now - margin))
+    if not due:
+        return []
+    held = set(
+        Lease.objects.filter(cluster_id__in=due)
+        .exclude(holder="")
+        .values_list("cluster_id", flat=True)
+    )
+    return sorted(due - held)
 
 
 def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:

@@ -553,14 +553,19 @@ def _object_name(document: dict[str, Any]) -> str:
 
 
 def load_manifests(
-    text: str, source: str = "<input>", *, limits: ObjectLimits | None = None, seed: int = 0
+    text: str,
+    source: str = "<input>",
+    *,
+    limits: ObjectLimits | None = None,
+    seed: int = 0,
+    lenient_names: bool = False,
 ) -> Manifests:
     """Every object of ``text``, decoded and validated; ManifestError lists all that is wrong.
 
     ``limits``: an input past one is refused with that one error as soon as it is seen.
     ``seed`` seeds the names generated for ``metadata.generateName``: the same input and seed
-    give the same names."""
-    collector = _Collector(limits, seed)
+    give the same names. ``lenient_names`` as in ``load_files``."""
+    collector = _Collector(limits, seed, lenient_names)
     try:
         collector.add_text(text, source)
     except _TooMany as error:

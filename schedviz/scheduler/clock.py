@@ -43,8 +43,11 @@ class VirtualClock:
 class ScaledWallClock:
     """The wall clock run at ``speed`` scheduler seconds per wall second, from ``start``.
 
-    The live mode's clock: ``now = start + (wall - wall_start) * speed``. Changing the speed
-    (or pausing, speed 0) restarts the formula from the current time, so time never goes back.
+    The live mode's clock: ``now = start + (wall - wall_start) * speed``, ``wall_start`` being
+    the wall time when the clock read ``start`` (by default when it was made). Changing the
+    speed (or pausing, speed 0) restarts the formula from the current time; ``set_anchor``
+    takes a formula decided elsewhere (the cluster's stored anchor). Time never goes back: a
+    reading below one already given gives that one again.
     """
 
     def __init__(
@@ -52,20 +55,24 @@ class ScaledWallClock:
         start: float = 0.0,
         speed: float = 1.0,
         wall: Callable[[], float] = time.monotonic,
+        wall_start: float | None = None,
     ) -> None:
         if speed < 0:
             raise ValueError("speed cannot be negative")
         self._wall = wall
         self._start = start
-        self._wall_start = wall()
+        self._wall_start = wall() if wall_start is None else wall_start
         self._speed = speed
+        self._last = start
 
     @property
     def speed(self) -> float:
         return self._speed
 
     def now(self) -> float:
-        return self._start + (self._wall() - self._wall_start) * self._speed
+        now = max(self._last, self._start + (self._wall() - self._wall_start) * self._speed)
+        self._last = now
+        return now
 
     def set_speed(self, speed: float) -> None:
         if speed < 0:
@@ -73,6 +80,12 @@ class ScaledWallClock:
         self._start = self.now()
         self._wall_start = self._wall()
         self._speed = speed
+
+    def set_anchor(self, start: float, wall_start: float, speed: float) -> None:
+        """Runs from now on as ``start + (wall - wall_start) * speed``."""
+        if speed < 0:
+            raise ValueError("speed cannot be negative")
+        self._start, self._wall_start, self._speed = start, wall_start, speed
 
     def advance_to(self, when: float) -> None:
         """Jumps forward to ``when`` (a step while paused); earlier times are ignored."""

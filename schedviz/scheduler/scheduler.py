@@ -19,10 +19,16 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from schedviz.kube.decode import decode_object
 from schedviz.kube.objects import Pod
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.backend.cache.cache import Cache
 from schedviz.scheduler.backend.cache.snapshot import Snapshot
+from schedviz.scheduler.backend.queue.persistence import (
+    QueueDataError,
+    queue_from_data,
+    queue_to_data,
+)
 from schedviz.scheduler.backend.queue.scheduling_queue import (
     PriorityQueue,
     QueueingHintFunction,
@@ -78,6 +84,23 @@ def build_queueing_hint_map(framework: Framework) -> HintMap:
     return hints
 
 
+def _next_tick(tick: float, now: float, period: float) -> float:
+    """The first of the ticks ``tick + k * period`` that is after ``now`` (``tick <= now``)."""
+    following = tick + (math.floor((now - tick) / period) + 1) * period
+    # Rounding may land on now or just before it at large times: one more period then.
+    return following if following > now else following + period
+
+
+def _manifest_of(obj: object) -> Any:
+    return getattr(obj, "manifest", None) or None
+
+
+def _object_from_manifest(manifest: Any) -> object:
+    # The events of pods in flight are read only while those pods are: a restored scheduler
+    # puts them back in activeQ, so an object without its manifest is not needed again.
+    return decode_object(manifest) if isinstance(manifest, dict) else None
+
+
 class Scheduler(EventHandlers, ScheduleOne):
     def __init__(
         self,
@@ -90,9 +113,13 @@ class Scheduler(EventHandlers, ScheduleOne):
         emit: Callable[[CycleTrace], None] | None = None,
         capture_queue: bool = True,
         extender_allowed_hosts: frozenset[str] | None = None,
+        saved_state: dict[str, Any] | None = None,
     ) -> None:
         """``extender_allowed_hosts``: the hosts extenders may be called on (None: any); an
-        extender elsewhere is refused here with ExtenderConfigError."""
+        extender elsewhere is refused here with ExtenderConfigError. ``saved_state``: what
+        ``state_to_data`` of an earlier scheduler of this cluster gave, with ``store`` listed
+        at the moment it was saved: the queue goes on from it instead of queueing every
+        pending pod afresh (raises QueueDataError when it cannot be read)."""
         self.config = config
         self.store = store
         self.informers = InformerView(store)
@@ -137,19 +164,58 @@ class Scheduler(EventHandlers, ScheduleOne):
         self._next_backoff_flush = clock.now() + BACKOFF_FLUSH_PERIOD
         self._next_unschedulable_flush = clock.now() + UNSCHEDULABLE_FLUSH_PERIOD
         store.watch(self.handle_watch_event)
-        self._list_and_watch()
+        self._list_and_watch(saved_state)
 
-    def _list_and_watch(self) -> None:
-        """The informers' initial list: nodes first, then bound pods, then pending ones."""
+    def _list_and_watch(self, saved_state: dict[str, Any] | None) -> None:
+        """The informers' initial list: nodes first, then bound pods, then pending ones (into
+        the queue, or the saved queue restored)."""
         for node in self.informers.list_objects("Node"):
             self.add_node_to_cache(node)
         pods = self.informers.pods()
         for pod in pods:
             if pod.node_name:
                 self.add_pod_to_cache(pod)
+        if saved_state is not None:
+            self._restore_state(saved_state)
         for pod in pods:
-            if not pod.node_name and self.responsible_for_pod(pod):
+            if (
+                not pod.node_name
+                and self.responsible_for_pod(pod)
+                and self.queue.get_pod(pod.key) is None
+            ):
                 self.add_pod_to_scheduling_queue(pod)
+
+    # ------------------------------------------------------------------ saved state
+
+    def state_to_data(self) -> dict[str, Any]:
+        """The queue and the flush ticks as JSON-able values, for a later scheduler of the
+        cluster (``saved_state``)."""
+        return {
+            "queue": queue_to_data(self.queue, encode=_manifest_of),
+            "nextBackoffFlush": self._next_backoff_flush,
+            "nextUnschedulableFlush": self._next_unschedulable_flush,
+        }
+
+    def _restore_state(self, data: dict[str, Any]) -> None:
+        try:
+            queue_data = data["queue"]
+            next_backoff_flush = float(data["nextBackoffFlush"])
+            next_unschedulable_flush = float(data["nextUnschedulableFlush"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise QueueDataError(f"the saved scheduler state is malformed: {error!r}") from error
+
+        def pending(key: str) -> Pod | None:
+            pod = self.store.get("Pod", key)
+            if isinstance(pod, Pod) and not pod.node_name and self.responsible_for_pod(pod):
+                return pod
+            return None
+
+        queue_from_data(self.queue, queue_data, pods=pending, decode=_object_from_manifest)
+        # The cycles of the pods in flight ended with the scheduler that ran them: each goes
+        # back to activeQ, its attempts kept, as a pod whose cycle was abandoned.
+        self.queue.requeue_in_flight()
+        self._next_backoff_flush = next_backoff_flush
+        self._next_unschedulable_flush = next_unschedulable_flush
 
     # ------------------------------------------------------------------ Handle (shared part)
 
@@ -184,12 +250,19 @@ class Scheduler(EventHandlers, ScheduleOne):
     def run_due_work(self) -> None:
         """Whatever is due at the clock's time: queue flushes and Permit outcomes."""
         now = self.clock.now()
-        while now >= self._next_backoff_flush:
+        # Ticks missed (a runner that woke up late, a clock at a high speed) are made up by one
+        # flush: at one time, a second flush finds nothing the first left. The next tick is the
+        # first after now, however far behind the clock has run, so no loop here counts ticks.
+        if now >= self._next_backoff_flush:
             self.queue.flush_backoff_q_completed()
-            self._next_backoff_flush += BACKOFF_FLUSH_PERIOD
-        while now >= self._next_unschedulable_flush:
+            self._next_backoff_flush = _next_tick(
+                self._next_backoff_flush, now, BACKOFF_FLUSH_PERIOD
+            )
+        if now >= self._next_unschedulable_flush:
             self.queue.flush_unschedulable_pods_leftover()
-            self._next_unschedulable_flush += UNSCHEDULABLE_FLUSH_PERIOD
+            self._next_unschedulable_flush = _next_tick(
+                self._next_unschedulable_flush, now, UNSCHEDULABLE_FLUSH_PERIOD
+            )
         self._resume_waiting_pods(now)
 
     def _resume_waiting_pods(self, now: float) -> None:
@@ -223,6 +296,17 @@ class Scheduler(EventHandlers, ScheduleOne):
             if waiting is not None and waiting.pending_plugins:
                 candidates.append(waiting.deadline())
         return min(candidates) if candidates else None
+
+    def next_unschedulable_flush(self) -> float | None:
+        """The 30-second flush tick that moves the oldest pod out of unschedulablePods after
+        podMaxInUnschedulablePodsDuration (None when the pool holds no such pod). A live
+        cluster wakes up for it; ``next_wakeup`` leaves it out for runs in virtual time."""
+        timeout = self.queue.next_unschedulable_timeout()
+        if timeout is None:
+            return None
+        first = self._next_unschedulable_flush
+        ticks = max(0, math.ceil((timeout - first) / UNSCHEDULABLE_FLUSH_PERIOD))
+        return first + ticks * UNSCHEDULABLE_FLUSH_PERIOD
 
     def step(self) -> CycleTrace | None:
         """Runs due work and at most one scheduling cycle."""

@@ -398,3 +398,77 @@ def test_pods_a_plugin_names_in_pods_to_activate_move_to_active_q_after_the_cycl
     assert second is not None and second.pod == "default/mover"
     assert second.result == RESULT_SCHEDULED
     assert [p.name for p in sched.queue.pods_in_active_q()] == ["parked"]
+
+
+def test_a_clock_far_ahead_of_the_flush_ticks_is_caught_up_in_one_flush() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["FlakyFilter"]},
+        {"FlakyFilter": FlakyFilter()},
+        [node("n1")],
+        [make_pod().name("p").obj()],
+    )
+    sched.step()  # an error: the pod waits out its backoff
+    assert [p.name for p in sched.queue.pods_in_backoff_q()] == ["p"]
+    # A clock at speed 1e9 is a billion ticks ahead after a wall second.
+    clock.set(1e9 + 0.5)
+    sched.run_due_work()
+    assert sched.queue.pods_in_backoff_q() == []
+    assert [p.name for p in sched.queue.pods_in_active_q()] == ["p"]
+    assert sched._next_backoff_flush == 1e9 + 1
+    assert sched._next_unschedulable_flush == 1_000_000_020.0  # 30 s ticks from 30 s
+
+
+def test_the_unschedulable_flush_that_retries_a_pod_is_the_first_tick_after_five_minutes() -> None:
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]},
+        {"NodeAddFilter": NodeAddFilter()},
+        [node("n1")],
+        [make_pod().name("p").obj()],
+    )
+    clock.set(7.0)
+    assert sched.run_until_idle(clock.set) == 1
+    # In the pool since 7 s: older than 300 s after 307 s, moved at the 30 s tick after that.
+    assert sched.next_unschedulable_flush() == 330.0
+    clock.set(330.0)
+    sched.run_due_work()
+    assert [p.name for p in sched.queue.pods_in_active_q()] == ["p"]
+
+
+def test_a_scheduler_resumed_from_saved_state_does_not_retry_a_pod_nothing_helped() -> None:
+    plugins = {"NodeAddFilter": NodeAddFilter()}
+    sched, clock = new_scheduler(
+        {"filter": ["NodeAddFilter"]}, plugins, [node("n1")], [make_pod().name("p").obj()]
+    )
+    assert sched.run_until_idle(clock.set) == 1
+    saved = sched.state_to_data()
+    # A new scheduler over the same cluster, resumed: the pod is still waiting for a node.
+    resumed = Scheduler(
+        sched.config, sched_registry(plugins), sched.store, clock, saved_state=saved
+    )
+    assert resumed.run_until_idle(clock.set) == 0
+    (pinfo,) = list(resumed.queue.unschedulable_pods)
+    assert (pinfo.key, pinfo.attempts, pinfo.unschedulable_plugins) == (
+        "default/p",
+        1,
+        {"NodeAddFilter"},
+    )
+    # A fresh one lists the pod into activeQ and tries it again at once.
+    fresh = Scheduler(
+        sched.config,
+        sched_registry(plugins),
+        ClusterStore([node("n1"), make_pod().name("p").obj()], now=clock.now),
+        clock,
+    )
+    assert fresh.run_until_idle(clock.set) == 1
+    # The event the plugin waits for moves the resumed pod, its attempts counted on.
+    traces: list[Any] = []
+    resumed._emit = traces.append
+    sched.store.apply(node("n2"))
+    assert resumed.run_until_idle(clock.set) == 1
+    assert [t.attempt for t in traces] == [2]
+
+
+def sched_registry(plugins: dict[str, object]) -> Registry:
+    return new_in_tree_registry().merge(
+        Registry({name: _fixed(plugin) for name, plugin in plugins.items()})
+    )

@@ -58,6 +58,28 @@ async def test_it_forwards_group_messages_as_json_to_api_clients() -> None:
     await communicator.disconnect()
 
 
+async def test_cycles_no_message_brought_are_counted_as_dropped_for_json_clients() -> None:
+    """A runner killed between writing cycles and publishing them, then the one that took over:
+    the numbers in between reach the client as counted, so every stored cycle is accounted
+    for; cycles stored before the client connected are not counted."""
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    communicator = _communicator(cluster.pk, AnonymousUser())
+    await communicator.connect()
+    await receive_initial_state(communicator)
+    layer, group = get_channel_layer(), group_name(cluster.pk)
+    sent = [
+        {"type": "cluster.cycles", "cycles": [{"cycle": 1}, {"cycle": 2}]},
+        {"type": "cluster.cycles", "cycles": [{"cycle": 6}, {"cycle": 7}], "dropped": 1},
+        {"type": "cluster.cycles", "cycles": [{"cycle": 8}]},
+    ]
+    for message in sent:
+        await layer.group_send(group, message)
+    received = [json.loads(await communicator.receive_from()) for _ in sent]
+    assert [m.get("dropped", 0) for m in received] == [0, 3, 0]
+    assert [c["cycle"] for m in received for c in m["cycles"]] == [1, 2, 6, 7, 8]
+    await communicator.disconnect()
+
+
 async def test_it_refuses_someone_elses_cluster() -> None:
     owner = await sync_to_async(User.objects.create_user)("owner")
     other = await sync_to_async(User.objects.create_user)("other")

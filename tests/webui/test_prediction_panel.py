@@ -14,8 +14,9 @@ from django.contrib.auth.models import AnonymousUser
 
 from schedviz.cluster import lessons, predictions, services
 from schedviz.cluster.live import group_name
-from schedviz.cluster.models import Cluster
+from schedviz.cluster.models import Cluster, Cycle
 from webui.prediction_panel import active_head, predict_context, predict_fragment
+from webui.presenters import latest_queue
 from webui.routing import websocket_urlpatterns
 from worker.runner import run_cluster
 
@@ -37,7 +38,7 @@ def test_active_head_is_the_first_activeq_entry() -> None:
 def test_the_published_head_of_activeq_is_offered_first() -> None:
     cluster = lessons.lesson_load(slug="resource-fit", paused=True)
     offered = predict_context(cluster=cluster)["predict"]
-    assert (offered["pod"], offered["known_from"]) == ("default/spread-me", "priority")
+    assert (offered["pod"], offered["known_from"]) == ("default/spread-me", "activeQ")
     live = predict_context(cluster=cluster, active_head="default/ratio-me")["predict"]
     assert (live["pod"], live["known_from"]) == ("default/ratio-me", "activeQ")
     assert live["nodes"] == ["node-a", "node-b", "node-small"] and live["radios"]
@@ -117,3 +118,25 @@ async def test_the_reveal_arrives_over_the_websocket_with_its_cycle() -> None:
     await communicator.disconnect()
     assert 'id="reveal"' in frame and 'data-verdict="right"' in frame
     assert "1 right" in frame
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_step_the_offered_pod_is_the_one_the_next_cycle_pops() -> None:
+    """The preemption lesson: polite is tried first and waits in unschedulablePods; the runner
+    stops; the next cycle (a runner resuming the saved queue) is web-2's, as offered."""
+    cluster = lessons.lesson_load(slug="priority-and-preemption", paused=True)
+    queue, _, as_of = latest_queue(cluster=cluster)
+    assert queue is not None and as_of == "before any cycle"
+    assert [e["pod"] for e in queue["activeQ"]] == ["default/polite", "default/web-2"]
+    assert predict_context(cluster=cluster)["predict"]["pod"] == "default/polite"
+    services.cluster_step(cluster=cluster)
+    run_cluster(cluster.pk)
+    assert Cycle.objects.get(cluster=cluster, number=1).pod_name == "polite"
+    offered = predict_context(cluster=cluster)["predict"]
+    assert (offered["pod"], offered["known_from"]) == ("default/web-2", "activeQ")
+    queue, _, _ = latest_queue(cluster=cluster)
+    assert queue is not None
+    assert [e["pod"] for e in queue["unschedulablePods"]] == ["default/polite"]
+    services.cluster_step(cluster=cluster)
+    run_cluster(cluster.pk)
+    assert Cycle.objects.get(cluster=cluster, number=2).pod_name == "web-2"

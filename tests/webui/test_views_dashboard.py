@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import models
 from django.test import Client
 
 from schedviz.cluster import services
@@ -715,3 +716,22 @@ def test_the_grid_grouped_by_a_label_counts_pods_and_free_resources_per_domain(
     assert domains["zone-b"].free_memory == "199Gi"
     body = response.content.decode()
     assert "label=topology.kubernetes.io/zone%3Dzone-b" in body
+
+
+def test_a_live_clusters_queue_panel_counts_from_the_clock_now_not_the_last_save(
+    client: Client,
+) -> None:
+    cluster = services.cluster_create(name="clock", speed=60.0)
+    services.manifests_apply(
+        cluster=cluster,
+        text="apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {containers: [{name: c, image: busybox}]}",
+    )
+    run_cluster(cluster.pk)  # no node: the pod waits in unschedulablePods
+    # Ten wall seconds later, with no runner: ten scheduler minutes.
+    Cluster.objects.filter(pk=cluster.pk).update(
+        clock_anchor_wall=models.F("clock_anchor_wall") - 10
+    )
+    html = client.get(f"/clusters/{cluster.pk}/").content.decode()
+    shown = re.search(r"after cycle 1 · scheduler time ([\d.]+) s", html)
+    assert shown is not None and float(shown.group(1)) >= 600.0

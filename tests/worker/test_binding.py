@@ -77,8 +77,9 @@ def test_the_binds_of_several_cycles_share_one_fenced_transaction(
     assert result.stopped == STOP_IDLE and result.cycles == 6
     assert binds_per_pod(cluster) == {f"pod-{i}": 1 for i in range(6)}
     assert scheduled_cycles(cluster) == bound(cluster)
-    # One group of six binds, one batch of Cycle rows (each write fenced once).
-    assert len(fences) == 2
+    # One group of six binds, one batch of Cycle rows, the queue saved when the runner stops
+    # (each write fenced once).
+    assert len(fences) == 3
     numbers = list(Cycle.objects.filter(cluster=cluster).order_by("id").values_list("number"))
     assert numbers == sorted(numbers)
 

@@ -53,7 +53,13 @@ class Workers:
         self.logs = logs
         self.processes: list[subprocess.Popen[bytes]] = []
 
-    def start(self, *, redis_url: str | None = None, beat: bool = False) -> subprocess.Popen[bytes]:
+    def start(
+        self,
+        *,
+        redis_url: str | None = None,
+        beat: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.Popen[bytes]:
         env = {
             **os.environ,
             "DATABASE_URL": _test_database_url(),
@@ -61,6 +67,7 @@ class Workers:
             "SCHEDVIZ_RUNNER_IDLE_SECONDS": "1",
             "SCHEDVIZ_START_RUNNERS": "false",
             "SCHEDVIZ_RESUME_SECONDS": "2",
+            **(env or {}),
         }
         log = open(self.logs / f"worker-{len(self.processes)}.log", "wb")  # noqa: SIM115
         process = subprocess.Popen(
@@ -100,6 +107,11 @@ class Workers:
 
 @pytest.fixture
 def workers(tmp_path: Path, settings: Any) -> Iterator[Workers]:
+    yield from worker_pool(tmp_path, settings)
+
+
+def worker_pool(tmp_path: Path, settings: Any) -> Iterator[Workers]:
+    """Worker processes started by the test, stopped after it, their logs printed."""
     import redis
 
     redis.Redis.from_url(settings.REDIS_URL).flushdb()  # no task left from an earlier run

@@ -160,7 +160,8 @@ def test_the_clock_stands_still_while_a_cycle_is_stopped(
     threads: list[RunnerThread], clock_mode: str
 ) -> None:
     cluster = paused_cluster(clock_mode=clock_mode, speed=1000.0)
-    Cluster.objects.filter(pk=cluster.pk).update(scheduler_time=5.0)
+    # Virtual time goes on from scheduler_time, a paused live clock reads its anchor.
+    Cluster.objects.filter(pk=cluster.pk).update(scheduler_time=5.0, clock_anchor_time=5.0)
     services.debug_step_into(cluster=cluster)
     start(threads, cluster)
     wait_until(lambda: stopped_at(cluster, 1))

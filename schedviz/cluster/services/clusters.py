@@ -4,6 +4,7 @@ user-facing write asks for once committed (through schedviz/cluster/ports.py).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.db import transaction
 from django.db.models import F
 
 from schedviz.cluster import ports, validation
+from schedviz.cluster.clock import clock_reanchor
 from schedviz.cluster.models import (
     KIND_MODELS,
     Change,
@@ -95,6 +97,8 @@ def cluster_create(
             speed=speed,
             seed=settings.SCHEDVIZ_DEFAULT_SEED if seed is None else seed,
             run_state=run_state,
+            # The live clock starts now, at 0 (schedviz/cluster/clock.py).
+            clock_anchor_wall=time.time(),
         )
 
 
@@ -131,13 +135,24 @@ def cluster_reset(*, cluster: Cluster) -> None:
         Lease.objects.filter(cluster=cluster).delete()
         PendingPods.objects.filter(cluster=cluster).delete()
         DebugSession.objects.filter(cluster=cluster).delete()
-        Cluster.objects.filter(id=cluster.id).update(scheduler_time=0.0, pending_steps=0)
+        Cluster.objects.filter(id=cluster.id).update(
+            scheduler_time=0.0,
+            pending_steps=0,
+            clock_anchor_time=0.0,
+            clock_anchor_wall=time.time(),
+        )
         cluster.scheduler_time, cluster.pending_steps = 0.0, 0
         _start_runner_on_commit(cluster.id)
 
 
+# Changing these moves the live clock's anchor to the moment of the change first.
+_CLOCK_FIELDS = frozenset({"speed", "run_state", "clock_mode"})
+
+
 def _cluster_update(cluster: Cluster, **fields: Any) -> Cluster:
     with transaction.atomic():
+        if _CLOCK_FIELDS & set(fields):
+            clock_reanchor(cluster_id=cluster.id)
         Cluster.objects.filter(id=cluster.id).update(**fields)
         cluster.refresh_from_db(fields=list(fields))
         _start_runner_on_commit(cluster.id)

@@ -155,6 +155,42 @@ class ActiveQueue:
                 break
             del self._in_flight_log[first]
 
+    # saving and restoring (persistence.py) --------------------------------------------------
+
+    def storage(self) -> tuple[list[tuple[QueuedPodInfo, int]], int]:
+        """The heap's storage (``Heap.storage``) and its next arrival number."""
+        return self._queue.storage(), self._queue.next_arrival
+
+    def in_flight_storage(self) -> list[QueuedPodInfo | InFlightEvent]:
+        """The in-flight log, oldest first, each pod marker as the popped pod."""
+        pods = {position: pinfo for position, pinfo in self._in_flight_pods.values()}
+        return [
+            value if isinstance(value, InFlightEvent) else pods[position]
+            for position, value in self._in_flight_log.items()
+        ]
+
+    def load(
+        self,
+        heap: list[tuple[QueuedPodInfo, int]],
+        next_arrival: int,
+        in_flight: list[QueuedPodInfo | InFlightEvent],
+        scheduling_cycle: int,
+        last_popped_from_backoff_q: bool,
+    ) -> None:
+        """Restores what ``storage`` and ``in_flight_storage`` gave, into an empty queue."""
+        self._queue.load(heap, next_arrival)
+        self._in_flight_log.clear()
+        self._in_flight_pods.clear()
+        for value in in_flight:
+            position = next(self._sequence)
+            if isinstance(value, InFlightEvent):
+                self._in_flight_log[position] = value
+            else:
+                self._in_flight_log[position] = value.pod
+                self._in_flight_pods[value.key] = (position, value)
+        self.scheduling_cycle = scheduling_cycle
+        self.last_popped_from_backoff_q = last_popped_from_backoff_q
+
     def in_flight_pods(self) -> list[QueuedPodInfo]:
         return [pinfo for _, pinfo in self._in_flight_pods.values()]
 

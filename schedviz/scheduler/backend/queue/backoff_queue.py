@@ -173,6 +173,19 @@ class BackoffQueue:
         merged = sorted(regular + errors, key=lambda entry: self.get_backoff_time(entry[0]))
         return merged if limit is None else merged[:limit]
 
+    def storage(self) -> tuple[list[tuple[QueuedPodInfo, int]], list[tuple[QueuedPodInfo, int]]]:
+        """Both heaps' storage (``Heap.storage``): podBackoffQ, podErrorBackoffQ."""
+        return self._pod_backoff_q.storage(), self._pod_error_backoff_q.storage()
+
+    def load(
+        self,
+        regular: list[tuple[QueuedPodInfo, int]],
+        errors: list[tuple[QueuedPodInfo, int]],
+    ) -> None:
+        """Restores what ``storage`` gave, into empty heaps."""
+        self._pod_backoff_q.load(regular, 0)
+        self._pod_error_backoff_q.load(errors, 0)
+
     def next_completion(self) -> float | None:
         """The earliest time a flush would find a pod whose backoff is over."""
         peeked = (self._pod_backoff_q.peek(), self._pod_error_backoff_q.peek())

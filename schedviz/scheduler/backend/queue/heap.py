@@ -122,6 +122,27 @@ class Heap(Generic[T]):
         """The items in heap (storage) order, as upstream's List."""
         return list(self._items)
 
+    def storage(self) -> list[tuple[T, int]]:
+        """The items in storage order with their arrival numbers, what ``load`` takes back."""
+        return [(item, self._arrivals[self._key(item)]) for item in self._items]
+
+    @property
+    def next_arrival(self) -> int:
+        return self._next_arrival
+
+    def load(self, entries: list[tuple[T, int]], next_arrival: int) -> None:
+        """Replaces the contents with ``storage()`` of a heap ordered by the same less function:
+        the same array, so pops come out in the same order, ties included. Entries left out are
+        made up for by sifting (container/heap's Init), which leaves a valid heap unchanged."""
+        self._items = [item for item, _ in entries]
+        self._index = {self._key(item): i for i, item in enumerate(self._items)}
+        self._arrivals = {self._key(item): arrival for item, arrival in entries}
+        self._next_arrival = max([next_arrival, *(a + 1 for a in self._arrivals.values())])
+        self._ordered = None
+        n = len(self._items)
+        for i in range(n // 2 - 1, -1, -1):
+            self._down(i, n)
+
     def ordered(self, limit: int | None = None) -> list[T]:
         """The first ``limit`` items (all by default) in the order successive pops would return
         them; the heap is left intact."""

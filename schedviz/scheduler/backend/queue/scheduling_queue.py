@@ -220,6 +220,13 @@ class PriorityQueue:
         """Must follow every pop, once the pod's scheduling and binding are over."""
         self.active_q.done(pod_key)
 
+    def requeue_in_flight(self) -> None:
+        """Puts every pod in flight back at activeQ, its attempts kept, as done: a restored
+        queue's in-flight pods belonged to cycles that ended with the process that ran them."""
+        for pinfo in self.active_q.in_flight_pods():
+            self.done(pinfo.key)
+            self.active_q.add(pinfo)
+
     # ------------------------------------------------------------------------------ failures
 
     def add_unschedulable_if_not_present(

@@ -1,0 +1,197 @@
+"""The scheduling queue as data, and back: what lets a queue outlive the process that holds it.
+
+Upstream has no counterpart: kube-scheduler's queue lives as long as its process, and a new
+process lists the cluster and queues every pending pod afresh. schedviz's runner stops when its
+cluster has nothing to do and another process resumes it later (docs/live-system.md), so the
+queue is saved as data between runners, and a new runner goes on with it as if it had never
+stopped: the same pods in activeQ, backoffQ (with their expiries) and unschedulablePods (with
+their rejecting plugins and timestamps), the same attempts, the pods in flight with the events
+seen while they were, and the nominations.
+
+``queue_to_data`` gives JSON-able values only; ``queue_from_data`` fills an empty queue built
+with the same profiles (the heaps keep their storage order, so pods leave in the same order, ties
+included). Pods are saved by key and taken back from the cache the queue is restored next to
+(the caller restores the cache at the change-log position the queue was saved at); the objects
+of in-flight events go through the caller's ``encode``/``decode``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from schedviz.kube.objects import Pod
+from schedviz.scheduler.backend.queue.active_queue import InFlightEvent
+from schedviz.scheduler.backend.queue.nominator import PodRef
+from schedviz.scheduler.backend.queue.scheduling_queue import PriorityQueue
+from schedviz.scheduler.framework.types import (
+    ActionType,
+    ClusterEvent,
+    PodInfo,
+    QueuedPodInfo,
+)
+
+# Bumped when the layout changes; data of another version is not restored (a fresh list is).
+FORMAT_VERSION = 1
+
+PodLookup = Callable[[str], Pod | None]
+EncodeObject = Callable[[object], Any]
+DecodeObject = Callable[[Any], object]
+
+
+class QueueDataError(ValueError):
+    """Saved queue data that cannot be restored (another format, a malformed document)."""
+
+
+def queue_to_data(queue: PriorityQueue, *, encode: EncodeObject) -> dict[str, Any]:
+    """The queue as JSON-able values (``encode`` turns an in-flight event's object into one)."""
+    active_heap, next_arrival = queue.active_q.storage()
+    regular, errors = queue.backoff_q.storage()
+    log: list[dict[str, Any]] = []
+    for value in queue.active_q.in_flight_storage():
+        if isinstance(value, InFlightEvent):
+            log.append(
+                {
+                    "event": _event_to_data(value.event),
+                    "old": None if value.old_obj is None else encode(value.old_obj),
+                    "new": None if value.new_obj is None else encode(value.new_obj),
+                }
+            )
+        else:
+            log.append({"inFlight": _pod_to_data(value)})
+    nominator = queue.nominator
+    return {
+        "version": FORMAT_VERSION,
+        "activeQ": [[_pod_to_data(p), arrival] for p, arrival in active_heap],
+        "activeQNextArrival": next_arrival,
+        "backoffQ": [_pod_to_data(p) for p, _ in regular],
+        "errorBackoffQ": [_pod_to_data(p) for p, _ in errors],
+        "unschedulablePods": [_pod_to_data(p) for p in queue.unschedulable_pods],
+        "inFlightLog": log,
+        "schedulingCycle": queue.active_q.scheduling_cycle,
+        "lastPoppedFromBackoffQ": queue.active_q.last_popped_from_backoff_q,
+        "moveRequestCycle": queue.move_request_cycle,
+        "nominations": [
+            [node, [[r.name, r.namespace, r.uid] for r in refs]]
+            for node, refs in nominator.nominated_pods.items()
+        ],
+    }
+
+
+def queue_from_data(
+    queue: PriorityQueue, data: dict[str, Any], *, pods: PodLookup, decode: DecodeObject
+) -> list[str]:
+    """Fills the empty ``queue`` from ``queue_to_data``'s values. A pod ``pods`` does not know
+    any more is left out (and out of the nominations); returns their keys. Raises
+    QueueDataError for data this version cannot read."""
+    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
+        raise QueueDataError("the saved queue has another format")
+    missing: list[str] = []
+
+    def restore(entry: Any) -> QueuedPodInfo | None:
+        key = entry["pod"]
+        pod = pods(key)
+        if pod is None:
+            missing.append(key)
+            return None
+        return _pod_from_data(entry, pod)
+
+    try:
+        active = [
+            (pinfo, int(arrival))
+            for entry, arrival in data["activeQ"]
+            if (pinfo := restore(entry)) is not None
+        ]
+        regular = [(p, 0) for e in data["backoffQ"] if (p := restore(e)) is not None]
+        errors = [(p, 0) for e in data["errorBackoffQ"] if (p := restore(e)) is not None]
+        pool = [p for e in data["unschedulablePods"] if (p := restore(e)) is not None]
+        log: list[QueuedPodInfo | InFlightEvent] = []
+        for entry in data["inFlightLog"]:
+            if "inFlight" in entry:
+                pinfo = restore(entry["inFlight"])
+                if pinfo is not None:
+                    log.append(pinfo)
+                continue
+            old, new = entry["old"], entry["new"]
+            log.append(
+                InFlightEvent(
+                    _event_from_data(entry["event"]),
+                    None if old is None else decode(old),
+                    None if new is None else decode(new),
+                )
+            )
+        nominations = [
+            (str(node), [PodRef(str(n), str(ns), str(uid)) for n, ns, uid in refs])
+            for node, refs in data["nominations"]
+        ]
+        queue.active_q.load(
+            active,
+            int(data["activeQNextArrival"]),
+            log,
+            int(data["schedulingCycle"]),
+            bool(data["lastPoppedFromBackoffQ"]),
+        )
+        queue.backoff_q.load(regular, errors)
+        for pinfo in pool:
+            queue.unschedulable_pods.add_or_update(pinfo)
+        queue.move_request_cycle = int(data["moveRequestCycle"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise QueueDataError(f"the saved queue is malformed: {error!r}") from error
+    gone = set(missing)
+    nominator = queue.nominator
+    for node, refs in nominations:
+        kept = [ref for ref in refs if ref.key not in gone]
+        if kept:
+            nominator.nominated_pods[node] = kept
+            for ref in kept:
+                nominator.nominated_pod_to_node[ref.key] = node
+    return missing
+
+
+def _pod_to_data(pinfo: QueuedPodInfo) -> dict[str, Any]:
+    return {
+        "pod": pinfo.key,
+        "timestamp": pinfo.timestamp,
+        "attempts": pinfo.attempts,
+        "unschedulableCount": pinfo.unschedulable_count,
+        "consecutiveErrorsCount": pinfo.consecutive_errors_count,
+        "initialAttemptTimestamp": pinfo.initial_attempt_timestamp,
+        "unschedulablePlugins": sorted(pinfo.unschedulable_plugins),
+        "pendingPlugins": sorted(pinfo.pending_plugins),
+        "gatingPlugin": pinfo.gating_plugin,
+        "gatingPluginEvents": [_event_to_data(e) for e in pinfo.gating_plugin_events],
+        # -inf (Go's zero time) is not JSON: a cached "no backoff" is worked out again.
+        "backoffExpiration": _finite_or_none(pinfo.backoff_expiration),
+    }
+
+
+def _pod_from_data(entry: dict[str, Any], pod: Pod) -> QueuedPodInfo:
+    initial = entry["initialAttemptTimestamp"]
+    expiry = entry["backoffExpiration"]
+    return QueuedPodInfo(
+        pod_info=PodInfo(pod),
+        timestamp=float(entry["timestamp"]),
+        attempts=int(entry["attempts"]),
+        unschedulable_count=int(entry["unschedulableCount"]),
+        consecutive_errors_count=int(entry["consecutiveErrorsCount"]),
+        initial_attempt_timestamp=None if initial is None else float(initial),
+        unschedulable_plugins={str(p) for p in entry["unschedulablePlugins"]},
+        pending_plugins={str(p) for p in entry["pendingPlugins"]},
+        gating_plugin=str(entry["gatingPlugin"]),
+        gating_plugin_events=[_event_from_data(e) for e in entry["gatingPluginEvents"]],
+        backoff_expiration=None if expiry is None else float(expiry),
+    )
+
+
+def _event_to_data(event: ClusterEvent) -> list[Any]:
+    return [event.resource, int(event.action_type), event.custom_label]
+
+
+def _event_from_data(data: list[Any]) -> ClusterEvent:
+    resource, action, label = data
+    return ClusterEvent(str(resource), ActionType(int(action)), str(label))
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None

@@ -1,0 +1,192 @@
+"""A queue with the cluster's lifetime and a clock that runs without a runner
+(docs/live-system.md, "The queue between runners" and "Time"): a new runner resumes the saved
+queue, changes made while no runner was alive reach it as the events they are, a live cluster's
+clock is wall time times speed, and a runner with work due later stops and is woken up then."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from runner_fixtures import RunnerThread, wait_until
+
+from schedviz.cluster import services
+from schedviz.cluster.clock import cluster_clock_time
+from schedviz.cluster.models import Cluster, Cycle, PendingPods, Pod
+from schedviz.cluster.queue_state import queue_state_get
+from worker import dispatch
+from worker.runner import STOP_GONE, STOP_IDLE, STOP_MAX_SECONDS, STOP_UP_TO_DATE, run_cluster
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SMALL_NODE = """
+apiVersion: v1
+kind: Node
+metadata: {name: %s}
+status: {allocatable: {cpu: "%s", memory: 8Gi, pods: "110"}}
+"""
+BIG_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: "8"}}}]}
+"""
+PRIORITY_CLASS = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: unrelated}
+value: 10
+"""
+
+
+@pytest.fixture(autouse=True)
+def _settings(settings: Any) -> Iterator[None]:
+    settings.SCHEDVIZ_START_RUNNERS = False
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
+    yield
+    dispatch.cancel_wake_ups()
+
+
+def stuck_cluster(speed: float = 1.0) -> Cluster:
+    """A live cluster whose one pod fits no node: unschedulable, waiting for a node event."""
+    cluster = services.cluster_create(name="stuck", speed=speed)
+    services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("small", "2") + "---" + BIG_POD)
+    return cluster
+
+
+def attempts(cluster: Cluster) -> list[tuple[int, str]]:
+    return list(
+        Cycle.objects.filter(cluster=cluster, pod_name="big")
+        .order_by("number")
+        .values_list("attempt", "result")
+    )
+
+
+def test_an_unschedulable_pod_is_not_retried_by_a_change_its_plugins_ignore() -> None:
+    cluster = stuck_cluster()
+    first = run_cluster(cluster.pk)
+    assert (first.stopped, first.cycles) == (STOP_IDLE, 1)
+    saved = queue_state_get(cluster_id=cluster.pk)
+    assert saved is not None
+    (entry,) = saved.state["queue"]["unschedulablePods"]
+    assert (entry["pod"], entry["attempts"], entry["unschedulablePlugins"]) == (
+        "default/big",
+        1,
+        ["NodeResourcesFit"],
+    )
+    # While no runner is alive: a change no plugin that rejected the pod registered for.
+    services.manifests_apply(cluster=cluster, text=PRIORITY_CLASS)
+    assert run_cluster(cluster.pk).cycles == 0
+    assert attempts(cluster) == [(1, "Unschedulable")]
+    # A node the pod fits: the event NodeResourcesFit's hint accepts, delivered to the resumed
+    # queue from the change log; the pod is retried, its attempts counted on.
+    services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("large", "16"))
+    assert run_cluster(cluster.pk).cycles == 1
+    assert attempts(cluster) == [(1, "Unschedulable"), (2, "Scheduled")]
+    assert Pod.objects.get(cluster=cluster, name="big").node_name == "large"
+
+
+def test_a_node_that_came_and_went_while_no_runner_ran_is_seen_as_both_events() -> None:
+    cluster = stuck_cluster()
+    run_cluster(cluster.pk)
+    services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("large", "16"))
+    services.objects_delete(cluster=cluster, refs=[services.ObjectRef("Node", "large", "")])
+    # The node add moved the pod (after its backoff, which the live clock runs out): it is
+    # tried once more and finds no node again.
+    result = run_cluster(cluster.pk, max_seconds=5)
+    assert result.cycles == 1
+    assert attempts(cluster) == [(1, "Unschedulable"), (2, "Unschedulable")]
+
+
+def test_a_saved_queue_for_another_configuration_is_not_resumed() -> None:
+    cluster = stuck_cluster()
+    run_cluster(cluster.pk)
+    Cluster.objects.filter(pk=cluster.pk).update(scheduler_settings={"podInitialBackoffSeconds": 2})
+    # A fresh scheduler, as a restarted kube-scheduler: the pod is queued and tried at once.
+    assert run_cluster(cluster.pk).cycles == 1
+    assert [a for a, _ in attempts(cluster)] == [1, 1]
+
+
+def test_a_live_clusters_clock_runs_on_while_no_runner_is_alive() -> None:
+    cluster = stuck_cluster(speed=20.0)
+    run_cluster(cluster.pk)
+    cluster.refresh_from_db()
+    before = cluster_clock_time(cluster=cluster)
+    time.sleep(0.5)
+    cluster.refresh_from_db()
+    after = cluster_clock_time(cluster=cluster)
+    assert 0.5 * 20 * 0.9 <= after - before <= 0.5 * 20 * 1.5
+    services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("large", "16"))
+    run_cluster(cluster.pk)
+    second = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
+    assert second is not None and second.scheduler_time >= after
+
+
+def test_a_runner_with_work_due_later_stops_and_is_woken_up_then(file_database: None) -> None:
+    # At speed 100 the 5-minute unschedulablePods flush is 3 wall seconds away.
+    cluster = stuck_cluster(speed=100.0)
+    result = run_cluster(cluster.pk)
+    assert result.stopped == STOP_IDLE
+    # In the pool since ~0 s: moved by the first 30 s flush tick after 300 s, at 330 s.
+    assert result.wake_in is not None and 2.5 < result.wake_in < 3.5
+    assert PendingPods.objects.get(cluster=cluster).wake_at == result.wake_at
+    dispatch.wake_later(result)
+    # Nobody touches the cluster: the flush retries the pod once, at its time.
+    wait_until(lambda: len(attempts(cluster)) == 2, timeout=15)
+    retried = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
+    assert retried is not None and retried.attempt == 2 and retried.scheduler_time >= 330.0
+    thread = dispatch.runner_thread(cluster.pk)
+    if thread is not None:
+        thread.join(timeout=10)
+    assert attempts(cluster) == [(1, "Unschedulable"), (2, "Unschedulable")]
+
+
+def test_a_wake_up_that_a_later_runner_replaced_ends_at_once() -> None:
+    cluster = stuck_cluster(speed=100.0)
+    first = run_cluster(cluster.pk)
+    assert first.wake_at is not None
+    # The same wake-up, saved again by a runner that ran for an unrelated change, still holds.
+    services.manifests_apply(cluster=cluster, text=PRIORITY_CLASS)
+    second = run_cluster(cluster.pk)
+    assert second.wake_at == pytest.approx(first.wake_at, abs=1e-3)
+    # A node the pod fits: the next runner schedules it and needs no wake-up.
+    services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("large", "16"))
+    assert run_cluster(cluster.pk).wake_at is None
+    assert run_cluster(cluster.pk, wake_at=first.wake_at).stopped == STOP_UP_TO_DATE
+
+
+def test_a_wake_up_of_a_deleted_cluster_does_nothing() -> None:
+    cluster = stuck_cluster(speed=100.0)
+    result = run_cluster(cluster.pk)
+    services.cluster_delete(cluster=cluster)
+    assert result.wake_at is not None
+    assert run_cluster(cluster.pk, wake_at=result.wake_at).stopped in (STOP_GONE, STOP_UP_TO_DATE)
+
+
+def test_deleting_a_cluster_stops_its_runner_within_a_second(
+    file_database: None, settings: Any
+) -> None:
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 30  # it would linger that long with nothing to do
+    cluster = stuck_cluster()
+    thread = RunnerThread(cluster.pk)
+    thread.start()
+    wait_until(lambda: len(attempts(cluster)) == 1, timeout=20)
+    deleted_at = time.monotonic()
+    services.cluster_delete(cluster=cluster)
+    thread.join(timeout=5)
+    assert not thread.is_alive() and time.monotonic() - deleted_at < 1.0
+    assert thread.result is not None and thread.result.stopped == STOP_GONE
+
+
+def test_at_a_billion_times_wall_speed_the_loop_makes_progress_and_stops_on_time() -> None:
+    # Every wall microsecond is minutes of scheduler time: each loop catches the flushes up at
+    # once (no loop over missed ticks) and retries the pod the 5-minute flush moved.
+    # Beyond what the API and forms accept (the loop must not depend on that): set directly.
+    cluster = stuck_cluster()
+    Cluster.objects.filter(pk=cluster.pk).update(speed=1e9)
+    started = time.monotonic()
+    result = run_cluster(cluster.pk, max_seconds=2)
+    assert time.monotonic() - started < 10
+    assert result.stopped == STOP_MAX_SECONDS and result.cycles >= 2
