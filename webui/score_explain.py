@@ -439,8 +439,12 @@ class _CellContext:
                 pods.append(decoded)
         return NodeInfo(node, pods)
 
-    def all_node_infos(self) -> list[NodeInfo]:
-        """Every node with the pods bound to it when the cycle ran (``node_info`` for all)."""
+    def all_node_infos(
+        self, *, namespace: str | None = None, affinity_only: bool = False
+    ) -> list[NodeInfo]:
+        """Every node with the pods bound to it when the cycle ran (``node_info`` for all);
+        only those of ``namespace``, or only pods with an affinity, when the caller reads no
+        other (decoding every pod of a large cluster takes seconds)."""
         later = self._later_bound()
         by_name: dict[str, NodeInfo] = {}
         for manifest in (
@@ -459,12 +463,17 @@ class _CellContext:
             .exclude(node_name="")
             .exclude(phase__in=["Succeeded", "Failed"])
         )
+        if namespace is not None:
+            rows = rows.filter(namespace=namespace)
+        if affinity_only:
+            rows = rows.filter(manifest__spec__has_key="affinity")
         me = self.pod_key
-        for namespace, name, node_name, manifest in rows.values_list(
+        for pod_namespace, name, node_name, manifest in rows.values_list(
             "namespace", "name", "node_name", "manifest"
         ):
             info = by_name.get(node_name)
-            if info is None or (namespace, name) == me or (node_name, namespace, name) in later:
+            key = (pod_namespace, name)
+            if info is None or key == me or (node_name, *key) in later:
                 continue
             decoded = decode_object(manifest)
             if isinstance(decoded, Pod):
@@ -860,7 +869,8 @@ def _explain_topology_spread(context: _CellContext, computation: Computation) ->
             else "the profile's default constraints"
         )
     require_all_topologies = bool(pod.topology_spread_constraints) or not system_defaulted
-    all_nodes = context.all_node_infos()
+    # Only pods of the pod's namespace count (count_pods_match_selector).
+    all_nodes = context.all_node_infos(namespace=pod.namespace)
     scored = set((context.trace.get("scores") or {}).keys())
     filtered = [info for info in all_nodes if info.node is not None and info.node.name in scored]
     state = init_pre_score_state(constraints, filtered, require_all_topologies)
@@ -941,7 +951,8 @@ def _explain_inter_pod_affinity(context: _CellContext, computation: Computation)
     for weighted in (*pod_info.preferred_affinity_terms, *pod_info.preferred_anti_affinity_terms):
         merge_affinity_term_namespaces_if_not_empty(weighted.term, objects)
     state = IpaPreScoreState({}, pod_info, namespace_labels_snapshot(pod.namespace, objects))
-    all_nodes = context.all_node_infos()
+    # Without preferred terms of its own, only existing pods with affinity count.
+    all_nodes = context.all_node_infos(affinity_only=not has_constraints)
     state.topology_score = (
         compute_topology_score(state, all_nodes, has_constraints, hard_weight) or {}
     )
@@ -1024,12 +1035,13 @@ def _explain_inter_pod_affinity(context: _CellContext, computation: Computation)
                     )
     parts: list[str] = []
     for (what, weight, key, value), pods in matched.items():
-        shown = ", ".join(pods[:IPA_PODS_SHOWN]) + (
-            f" and {len(pods) - IPA_PODS_SHOWN} more" if len(pods) > IPA_PODS_SHOWN else ""
+        names_ = list(dict.fromkeys(pods))
+        shown = ", ".join(names_[:IPA_PODS_SHOWN]) + (
+            f" and {len(names_) - IPA_PODS_SHOWN} more" if len(names_) > IPA_PODS_SHOWN else ""
         )
         computation.raw_steps.append(
             f"{what} (weight {weight}, {key}) in the node's domain {key}={value}: "
-            f"{len(pods)} pod{'' if len(pods) == 1 else 's'} ({shown}) "
+            f"{len(pods)} match{'' if len(pods) == 1 else 'es'} ({shown}) "
             f"{X} {weight} = {len(pods) * weight}"
         )
         parts.append(str(len(pods) * weight))

@@ -564,18 +564,18 @@ def test_inter_pod_affinity_names_the_terms_of_the_pod_and_of_existing_pods(
     assert ("hardPodAffinityWeight", "1") in one.inputs
     assert one.raw_steps == [
         "the pod's preferred affinity term 1 (weight 8, region) in the node's domain "
-        f"region=China: 1 pod (default/p1) {X} 8 = 8",
+        f"region=China: 1 match (default/p1) {X} 8 = 8",
         "raw = 8",
     ]
     two = of("node2")
     assert two.raw_steps[0] == (
         "the pod's preferred anti-affinity term 1 (weight -5, az) in the node's domain "
-        f"az=az1: 1 pod (default/p2) {X} -5 = -5"
+        f"az=az1: 1 match (default/p2) {X} -5 = -5"
     )
     three = of("node3")
     assert three.raw_steps[0] == (
         "existing pods' preferred affinity terms matching the pod (weight 8, region) in the "
-        f"node's domain region=India: 1 pod (default/p3) {X} 8 = 8"
+        f"node's domain region=India: 1 match (default/p3) {X} 8 = 8"
     )
     four = of("node4")
     assert four.raw_steps[0].startswith(
@@ -616,5 +616,57 @@ def test_an_inter_pod_affinity_cell_of_a_real_cycle_opens_with_its_terms(
     assert "existing pods&#x27; preferred affinity terms matching the pod (weight 8, region)" in (
         fragment
     )
-    assert f"region=India: 1 pod (default/p3) {X} 8 = 8" in fragment
+    assert f"region=India: 1 match (default/p3) {X} 8 = 8" in fragment
     assert "have changed since" not in fragment
+
+
+@pytest.mark.django_db(transaction=True)
+def test_inter_pod_affinity_counts_existing_pods_required_terms_at_the_hard_weight(
+    settings: Any,
+) -> None:
+    # Upstream's "Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution
+    # in pod affinity symmetry": the pod (S1, no affinity) matches both required terms of the
+    # pods on node1 (China) and node2 (India); node3 has no region. Normalized 100, 100, 0.
+    from schedviz.cluster import services
+
+    settings.SCHEDVIZ_START_RUNNERS = False
+    required = (
+        "podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: ["
+        "{topologyKey: region, labelSelector: {matchExpressions: "
+        "[{key: security, operator: In, values: [S1, value2]}]}}, "
+        "{topologyKey: region, labelSelector: {matchExpressions: "
+        "[{key: security, operator: Exists}, {key: wrongkey, operator: DoesNotExist}]}}]}"
+    )
+    docs = [
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{{labels}}}}}\n"
+        'status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}'
+        for name, labels in (
+            ("node1", "region: China"),
+            ("node2", "region: India"),
+            ("node3", "az: az1"),
+        )
+    ]
+    docs += [
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, "
+        f"labels: {{security: {security}}}}}\nspec: {{nodeName: {node}, affinity: "
+        f"{{{required}}}, containers: [{{name: c, image: pause}}]}}"
+        for name, node, security in (("p1", "node1", "S1"), ("p2", "node2", "S2"))
+    ]
+    docs.append(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default, labels: "
+        "{security: S1}}\nspec: {containers: [{name: c, image: pause}]}"
+    )
+    cluster = services.cluster_create(name="required")
+    services.manifests_apply(cluster=cluster, text="\n---\n".join(docs))
+    trace = _affinity_trace(
+        {"node1": 2, "node2": 2, "node3": 0}, {"node1": 100, "node2": 100, "node3": 0}
+    )
+    two = score_computation(cluster=cluster, trace=trace, node="node2", plugin="InterPodAffinity")
+    assert ("the pod's preferred terms", "0 affinity, 0 anti-affinity") in two.inputs
+    assert two.raw_steps == [
+        "existing pods' required affinity terms matching the pod (at hardPodAffinityWeight) "
+        f"(weight 1, region) in the node's domain region=India: 2 matches (default/p2) {X} 1 = 2",
+        "raw = 2",
+    ]
+    three = score_computation(cluster=cluster, trace=trace, node="node3", plugin="InterPodAffinity")
+    assert three.raw_steps == ["raw = 0: no term matched a pod in the node's domains"]
