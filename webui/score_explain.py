@@ -1052,9 +1052,9 @@ def _explain_inter_pod_affinity(context: _CellContext, computation: Computation)
     else:
         computation.raw_steps.append("raw = 0: no term matched a pod in the node's domains")
     computation.notes.append(
-        "Every matching pod adds its term's weight once for each node of the domain it runs "
-        "in; anti-affinity terms subtract. Terms count over every node of the cluster, not only "
-        "those that passed the filters."
+        "Each match adds its term's weight (subtracts, for anti-affinity) once to the domain "
+        "of the node the existing pod runs on, over every node of the cluster, not only those "
+        "that passed the filters; a node's raw score is the sum over its domains."
     )
 
 
