@@ -66,6 +66,7 @@ from schedviz.cluster.services.delete import ObjectRef, manifests_delete, object
 from schedviz.cluster.services.errors import BindConflict, Conflict, ObjectNotFound, ServiceError
 from schedviz.cluster.services.export import cluster_export_yaml, scheduler_config_document
 from schedviz.cluster.services.records import cycles_create, events_create, pending_pods_record
+from schedviz.cluster.services.scale import SCALABLE_KINDS, workload_scale
 from schedviz.cluster.services.stored import KIND_ORDER, kind_of
 from schedviz.cluster.services.updates import (
     POD_SCHEDULED_CONDITION,
@@ -81,6 +82,7 @@ __all__ = [
     "DEBUG_ACTIONS",
     "KIND_ORDER",
     "POD_SCHEDULED_CONDITION",
+    "SCALABLE_KINDS",
     "SCHEDULER_CONFIG_TYPE_NAME",
     "AppliedObject",
     "ApplyResult",
@@ -126,4 +128,5 @@ __all__ = [
     "scheduler_config_document",
     "share_link_create",
     "share_link_revoke",
+    "workload_scale",
 ]
