@@ -51,6 +51,8 @@ from schedviz.cluster.queue_state import (
     queue_state_get,
     queue_state_save,
 )
+from schedviz.controllers.persistentvolume import PersistentVolumeController
+from schedviz.kube.objects import PersistentVolume, PersistentVolumeClaim, StorageClass
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.backend.queue.persistence import QueueDataError
@@ -436,6 +438,12 @@ class _Session:
             self.result.stopped = STOP_CONFIG
             self.result.error = str(error)
             return
+        # kube-controller-manager's PV controller beside the scheduler, as in ``simulate``,
+        # synced after each follow that changed a claim, a volume or a class (not inside it:
+        # a refused write must not cut a followed batch short).
+        self.volume_controller = PersistentVolumeController(self.store)
+        self.volumes_changed = True
+        self.store.watch(self._on_volume_event)
         # Cycle numbers go on from the last runner's.
         last = Cycle.objects.filter(cluster=cluster).aggregate(m=Max("number"))["m"]
         self.scheduler.cycle_count = last or 0
@@ -508,6 +516,19 @@ class _Session:
             saved_state=state,
         )
 
+    def _on_volume_event(self, event_type: str, old: Any, new: Any) -> None:
+        if isinstance(new or old, PersistentVolume | PersistentVolumeClaim | StorageClass):
+            self.volumes_changed = True
+
+    def _sync_volumes(self) -> None:
+        """The PV controller's sync of every claim, its writes to the change log; a write
+        refused for the lease sets ``fenced_off``, which stops the loop."""
+        if not self.volumes_changed:
+            return
+        self.volumes_changed = False
+        with contextlib.suppress(LeaseLostError):
+            self.volume_controller.sync_all()
+
     def _lease_duration(self) -> float:
         lease = Lease.objects.filter(cluster_id=self.cluster_id).first()
         return lease.duration_seconds if lease is not None else 15.0
@@ -549,6 +570,7 @@ class _Session:
                 last_activity = now
                 # Pods added while paused wait in activeQ: shown before any cycle runs.
                 self._offer_queue()
+            self._sync_volumes()
             try:
                 worked = self._work()
             except DebugAbandoned as abandoned:
