@@ -169,3 +169,12 @@ def test_services_are_stored(cluster: Cluster) -> None:
         }
     )
     assert services.manifests_apply(cluster=cluster, text=text).lines == ["service/web created"]
+
+
+def test_an_exported_cluster_applied_again_gets_no_second_set_of_pods(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("Deployment", "web"))
+    exported = services.cluster_export_yaml(cluster=cluster)
+    copy = services.cluster_create(name="copy")
+    services.manifests_apply(cluster=copy, text=exported)
+    assert sorted(p.name for p in pods_of(copy)) == sorted(p.name for p in pods_of(cluster))
+    assert ReplicaSet.objects.filter(cluster=copy).count() == 1

@@ -19,9 +19,11 @@ The services are split by area, one module each: ``errors`` (ServiceError and it
 ``clusters`` (clusters, run state, speed, clock mode, and the runner a write asks for),
 ``debugger`` (the step debugger), ``stored`` (objects as stored, and the helpers every object
 write shares), ``apply`` (manifests applied, the scheduler configuration), ``delete``,
-``updates`` (a node edited; the scheduler's bind, pod status and plugin writes), ``records``
-(events, cycles, pending pods), ``export`` and ``access`` (API tokens, share links). This
-package re-exports every public name, so callers write ``services.pod_bind(...)``.
+``workloads`` (what the workload controllers create when one is applied) and ``scale``,
+``updates`` (a node edited; the scheduler's bind, pod status, plugin and PV controller
+writes), ``records`` (events, cycles, pending pods), ``export`` and ``access`` (API tokens,
+share links). This package re-exports every public name, so callers write
+``services.pod_bind(...)``.
 """
 
 from __future__ import annotations

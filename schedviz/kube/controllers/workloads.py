@@ -415,9 +415,18 @@ class WorkloadControllers:
     def expand(self, objects: Sequence[KubeObject]) -> list[KubeObject]:
         """The objects with, after each workload, what its controller creates at once."""
         nodes = [o for o in objects if isinstance(o, Node)]
+        # A workload given with what it controls (an exported cluster) has made it already.
+        controllers = {
+            ref.uid
+            for o in objects
+            for ref in getattr(o, "owner_references", ())
+            if ref.controller and ref.uid
+        }
         result: list[KubeObject] = []
         for obj in objects:
             result.append(obj)
+            if isinstance(obj, Workload) and obj.uid in controllers:
+                continue
             if isinstance(obj, Deployment):
                 replica_set = replica_set_for(obj)
                 result.append(replica_set)
