@@ -126,7 +126,7 @@ class _MeasuredPods:
         return len(self.bound) + len(self.gone_unbound) >= len(self.keys)
 
 
-def _place_init_pods(simulation: Simulation) -> None:
+def place_init_pods(simulation: Simulation) -> None:
     """The init pods, scheduled in virtual time; their traces are not kept."""
     scheduler = simulation.scheduler
     while True:
@@ -148,7 +148,7 @@ def run_engine(workload: Workload, *, seed: int = 0, threshold: int | None = Non
         config=workload.config,
         capture_queue=True,
     )
-    _place_init_pods(simulation)
+    place_init_pods(simulation)
     scheduler, store, clock = simulation.scheduler, simulation.store, simulation.clock
     measured = _MeasuredPods({pod.key for pod in workload.measured_pods})
     store.watch(measured)

@@ -360,6 +360,16 @@ class NodeSelectorMatcher:
         fields = _node_fields(node)
         return any(term.matches(node.labels, fields) for term in self._terms)
 
+    def label_keys(self) -> frozenset[str] | None:
+        """The label keys ``match`` reads of a node; None when it also reads the node's
+        fields (a ``matchFields`` term), so that labels alone do not decide."""
+        keys: set[str] = set()
+        for term in self._terms:
+            if term.field_requirements is not None:
+                return None
+            keys.update(r.key for r in term.label_requirements or ())
+        return frozenset(keys)
+
 
 @dataclass(frozen=True, slots=True)
 class _WeightedTerm:
@@ -394,10 +404,11 @@ class PreferredSchedulingTerms:
 class RequiredNodeAffinity:
     """GetRequiredNodeAffinity: the pod's nodeSelector AND its required node affinity."""
 
-    __slots__ = ("_labels", "_node_selector")
+    __slots__ = ("_labels", "_node_selector", "_node_selector_keys")
 
     def __init__(self, pod: Pod) -> None:
         self._labels = selector_from_set(pod.node_selector) if pod.node_selector else None
+        self._node_selector_keys = tuple(pod.node_selector or ())
         node_affinity = pod.affinity.node_affinity if pod.affinity is not None else None
         required = node_affinity.required if node_affinity is not None else None
         self._node_selector = NodeSelectorMatcher(required) if required is not None else None
@@ -413,3 +424,12 @@ class RequiredNodeAffinity:
         if self._node_selector is not None:
             return self._node_selector.match(node)
         return True
+
+    def label_keys(self) -> frozenset[str] | None:
+        """The label keys ``match`` reads of a node (the nodeSelector's and the required
+        terms'); None when it also reads the node's fields."""
+        keys = frozenset(self._node_selector_keys)
+        if self._node_selector is None:
+            return keys
+        term_keys = self._node_selector.label_keys()
+        return None if term_keys is None else keys | term_keys

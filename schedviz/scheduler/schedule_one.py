@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from operator import attrgetter, is_not, itemgetter
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -121,6 +122,10 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
 
 
 _name_of = attrgetter("name")
+_plugin_of = attrgetter("plugin")
+_second = itemgetter(1)
+# Statuses after which the filter walk does not simply record a rejection.
+_PASS_OR_ERROR = (Code.Success, Code.Error)
 
 
 def select_host(scores: Sequence[NodePluginScores], rng: random.Random) -> tuple[str, list[str]]:
@@ -595,13 +600,30 @@ class ScheduleOne:
         framework.filter_durations.clear()
         for batch, statuses in self._filter_walk(framework, state, pod, nodes, start, to_find):
             wanted = to_find - len(feasible)
-            if statuses.count(None) == len(statuses):
+            if not any(map(is_not, statuses, repeat(None))):
                 # Every node of the batch passed: take what is still wanted.
                 taken = batch[:wanted]
                 feasible.extend(taken)
                 results.update(zip(map(_name_of, taken), repeat(passed_all)))
                 if len(feasible) >= to_find:
                     break
+                continue
+            distinct = dict(zip(map(id, statuses), statuses, strict=True))
+            if all(
+                status is not None and status.code not in _PASS_OR_ERROR
+                for status in distinct.values()
+            ):
+                # Every node of the batch was rejected; its nodes share a few status objects
+                # (a class of nodes a plugin rejected alike shares one), so each outcome tuple
+                # is built once per status.
+                names = list(map(_name_of, batch))
+                rejected.extend(zip(names, cast("list[Status]", statuses), strict=True))
+                outcome = {
+                    key: (position.get(status.plugin, 0), status)
+                    for key, status in distinct.items()
+                    if status is not None
+                }
+                results.update(zip(names, map(outcome.__getitem__, map(id, statuses)), strict=True))
                 continue
             for node_info, status in zip(batch, statuses, strict=True):
                 if status is None or status.code == Code.Success:
@@ -618,8 +640,10 @@ class ScheduleOne:
                 results[node_info.name] = (position.get(status.plugin, 0), status)
             if error is not None or len(feasible) >= to_find:
                 break
-        for name, status in rejected:
-            diagnosis.node_to_status.set(name, status)
+        diagnosis.node_to_status.update(rejected)
+        rejections = list(map(_second, rejected))
+        # Each distinct status once, in the order of first appearance (as node by node).
+        for status in dict(zip(map(id, rejections), rejections, strict=True)).values():
             _add_plugin_status(diagnosis, status)
         self._record_filter_point(framework, trace, rejected)
         if error is not None:
@@ -640,30 +664,33 @@ class ScheduleOne:
         """The nodes from ``start`` on, round the list, in batches, each with the filters'
         verdicts on its nodes.
 
-        Upstream filters node after node (16 at a time) until it has found enough. While no pod
-        is nominated anywhere (filters nominate none) the nodes are filtered here in growing
-        batches, column-wise where plugins can (``run_filter_plugins_on_rows``): the caller
-        stops where upstream stops and forgets the nodes filtered past that point, so the
-        outcome is the same. Otherwise one node at a time, as upstream.
+        Upstream filters node after node (16 at a time) until it has found enough. Here the
+        nodes are filtered in growing batches, column-wise where plugins can
+        (``run_filter_plugins_on_rows``), and the nodes pods are nominated to one by one with
+        those pods: the caller stops where upstream stops and forgets the nodes filtered past
+        that point, so the outcome is the same. Without columns, one node at a time.
         """
         num_all = len(nodes)
         columns = self.snapshot.node_columns()
-        all_rows = (
-            columns.rows(nodes)
-            if columns.exact and not self.queue.nominator.nominated_pods
-            else None
-        )
+        nominated = self.queue.nominator.nominated_pods
+        all_rows = columns.rows(nodes) if columns.exact else None
         if all_rows is None:
             # Upstream asks for each node which pods are nominated to it.
             run_filters = (
                 framework.run_filter_plugins_with_nominated_pods
-                if self.queue.nominator.nominated_pods
+                if nominated
                 else framework.run_filter_plugins
             )
             for i in range(num_all):
                 node_info = nodes[(start + i) % num_all]
                 yield [node_info], [run_filters(state, pod, node_info)]
             return
+        # The nodes pods are nominated to are filtered one by one, with those pods, as
+        # upstream does; on every other node that is the plain filter run.
+        index = columns.index
+        nominated_rows = np.fromiter(
+            (index[name] for name in nominated if name in index), dtype=np.int64
+        )
         done = 0
         batch = max(to_find, 1)
         while done < num_all:
@@ -671,10 +698,27 @@ class ScheduleOne:
             order = np.arange(start + done, start + done + size, dtype=np.int64) % num_all
             batch_nodes = list(map(nodes.__getitem__, order.tolist()))
             rows = all_rows[order]
-            yield (
-                batch_nodes,
-                framework.run_filter_plugins_on_rows(state, pod, columns, rows, batch_nodes),
-            )
+            is_nominated = np.isin(rows, nominated_rows)
+            if not is_nominated.any():
+                statuses = framework.run_filter_plugins_on_rows(
+                    state, pod, columns, rows, batch_nodes
+                )
+            else:
+                # Each node is filtered once: the others column-wise, these with their pods.
+                statuses = [None] * size
+                others = np.flatnonzero(~is_nominated)
+                if others.size:
+                    other_nodes = list(map(batch_nodes.__getitem__, others.tolist()))
+                    answers = framework.run_filter_plugins_on_rows(
+                        state, pod, columns, rows[others], other_nodes
+                    )
+                    for k, status in zip(others.tolist(), answers, strict=True):
+                        statuses[k] = status
+                for k in np.flatnonzero(is_nominated).tolist():
+                    statuses[k] = framework.run_filter_plugins_with_nominated_pods(
+                        state, pod, batch_nodes[k]
+                    )
+            yield batch_nodes, statuses
             done += size
             batch *= 2
 
@@ -715,9 +759,7 @@ class ScheduleOne:
         from schedviz.scheduler.trace import PointRecord
 
         durations = framework.filter_durations
-        per_plugin: dict[str, int] = {}
-        for _, status in rejected:
-            per_plugin[status.plugin] = per_plugin.get(status.plugin, 0) + 1
+        per_plugin = Counter(map(_plugin_of, map(_second, rejected)))
         evaluated = len(trace.filter_results)
         for name in trace.filter_plugins:
             count = per_plugin.get(name, 0)

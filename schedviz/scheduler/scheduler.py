@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -53,6 +54,9 @@ from schedviz.scheduler.trace import CycleTrace
 # The queue's periodic flushes (scheduling_queue.go's Run).
 BACKOFF_FLUSH_PERIOD = 1.0
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+# How often ``run_until_idle`` lets one pod be tried at one virtual instant, on a cluster that
+# has not changed, before it calls the run a loop without progress (not upstream's).
+RETRIES_AT_ONE_INSTANT = 100
 
 HintMap = dict[ClusterEvent, list[QueueingHintFunction]]
 
@@ -139,6 +143,8 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.attempt_generations: dict[str, int] = {}
         # Whether the last run_until_idle ended at its cycle cap with work left.
         self.stopped_at_cap = False
+        # Whether the last run_until_idle ended a loop of retries at one virtual instant.
+        self.stopped_looping = False
         self.async_work: list[Callable[[], None]] = []
         self.debugger = None
         self._debugging = None
@@ -319,12 +325,24 @@ class Scheduler(EventHandlers, ScheduleOne):
         on the cluster as it is now (a retry would decide the same: a pod that failed with an
         error, like no nodes at all, goes back through backoffQ forever in upstream)."""
         cycles = 0
-        self.stopped_at_cap = False
+        self.stopped_at_cap = self.stopped_looping = False
+        instant = (self.cluster_generation, self.clock.now())
+        tries: Counter[str] = Counter()
         while cycles < max_cycles:
             self.run_due_work()
             trace = self.schedule_one()
             if trace is not None:
                 cycles += 1
+                # Pods that activate each other (a gang's siblings, PopFromBackoffQ) can retry
+                # for ever at one virtual instant on an unchanged cluster: upstream paces that
+                # loop only by real time, so a run in virtual time ends it here.
+                if (self.cluster_generation, self.clock.now()) != instant:
+                    instant = (self.cluster_generation, self.clock.now())
+                    tries.clear()
+                tries[trace.pod] += 1
+                if tries[trace.pod] > RETRIES_AT_ONE_INSTANT:
+                    self.stopped_looping = True
+                    return cycles
                 continue
             if not self.queue_was_empty:
                 continue  # popped a pod that needed no cycle (not ours, or assumed)

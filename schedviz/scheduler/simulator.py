@@ -113,6 +113,11 @@ class Simulation:
             )
         if not pending:
             return ""
+        if self.scheduler.stopped_looping:
+            return (
+                f"stopped: {_pods(len(pending))} pending, retried at one instant on an unchanged "
+                "cluster without progress (a loop upstream paces only by real time)"
+            )
         gated = sum(1 for pod in pending if pod.scheduling_gates)
         parts = [f"{_pods(len(pending) - gated)} unschedulable"] if len(pending) > gated else []
         if gated:

@@ -39,7 +39,7 @@ import hashlib
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from enum import IntEnum
-from itertools import repeat
+from itertools import groupby, repeat
 from operator import is_not
 from typing import Any
 
@@ -230,29 +230,16 @@ class _StatusTable:
 
     def refs(self, statuses: tuple[Status | None, ...]) -> list[int] | int:
         """The column of references; 0 alone when no node has a status (every filter passed).
-        The nodes one plugin rejected for one reason come one after the other, each with a
-        status object of its own: a run of equal ones is looked up once."""
+        The nodes one plugin rejected alike come one after the other, sharing one status
+        object: a run of the same object is looked up once."""
         if not any(map(is_not, statuses, repeat(None))):
             return 0
         column: list[int] = []
-        append = column.append
-        last: Status | None = None
-        last_ref = 0
-        for status in statuses:
-            if status is None:
-                append(0)
-            elif last is not None and (
-                status is last
-                or (
-                    status.reasons == last.reasons
-                    and status.plugin == last.plugin
-                    and status.code is last.code
-                )
-            ):
-                append(last_ref)
-            else:
-                last, last_ref = status, self.ref(status)
-                append(last_ref)
+        extend = column.extend
+        ref = self.ref
+        for _, run in groupby(statuses, id):
+            same = list(run)
+            extend(repeat(ref(same[0]), len(same)))
         return column
 
 

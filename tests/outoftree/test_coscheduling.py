@@ -3,6 +3,7 @@ core/core_test.go, plus gang scheduling end to end in ``manage.py simulate``'s e
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from fractions import Fraction
@@ -38,6 +39,7 @@ from schedviz.scheduler.framework.types import (
     PodInfo,
     QueuedPodInfo,
 )
+from schedviz.scheduler.scheduler import RETRIES_AT_ONE_INSTANT
 from schedviz.scheduler.simulator import Simulation, new_simulation
 from schedviz.scheduler.testing.framework_helpers import FakeHandle
 from schedviz.scheduler.testing.wrappers import make_node, make_pod, resource_list
@@ -667,6 +669,15 @@ def _gang(
 ) -> Simulation:
     """A PodGroup ``gang`` of ``members`` 1-cpu pods, the last ``gated`` of them held back by a
     scheduling gate, on one node of ``cpus`` cpus; run until nothing can progress."""
+    manifests = _gang_manifests(cpus, members, min_member, extra, gated)
+    simulation = new_simulation(load_manifests(manifests), registry=new_registry())
+    simulation.run(max_cycles=MAX_CYCLES)
+    return simulation
+
+
+def _gang_manifests(
+    cpus: int, members: int, min_member: int = 3, extra: str = "", gated: int = 0
+) -> str:
     documents = [
         CONFIG,
         f"""
@@ -694,9 +705,7 @@ spec:
   containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
 """
         )
-    simulation = new_simulation(load_manifests("---".join(documents)), registry=new_registry())
-    simulation.run(max_cycles=MAX_CYCLES)
-    return simulation
+    return "---".join(documents)
 
 
 def _cycles(simulation: Simulation) -> list[CycleTrace]:
@@ -737,6 +746,21 @@ def test_a_gang_that_does_not_fit_is_not_bound_at_all() -> None:
     )
     assert _last_message(simulation, "default/worker-1") == (
         "0/1 nodes are available: 1 optimistic rejection in PostFilter."
+    )
+
+
+def test_a_run_ends_a_gang_retrying_at_one_instant_and_says_so() -> None:
+    simulation = new_simulation(
+        load_manifests(_gang_manifests(cpus=2, members=3)), registry=new_registry()
+    )
+    simulation.run()  # no cycle cap but the default
+    tries = Counter(trace.pod for trace in _cycles(simulation))
+    assert max(tries.values()) == RETRIES_AT_ONE_INSTANT + 1
+    assert simulation.scheduler.stopped_looping
+    assert simulation.clock.now() == 0
+    assert simulation.outcome() == (
+        "stopped: 3 pods pending, retried at one instant on an unchanged cluster without "
+        "progress (a loop upstream paces only by real time)"
     )
 
 

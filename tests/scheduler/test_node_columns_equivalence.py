@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
-from schedviz.bench.workloads import WORKLOADS
+from schedviz.bench.runner import place_init_pods
+from schedviz.bench.workloads import WORKLOADS, Workload
 from schedviz.kube.load import Manifests, load_manifests
+from schedviz.kube.objects import Pod
 from schedviz.scheduler.backend.cache.columns import NodeColumns
 from schedviz.scheduler.framework.plugins.interpodaffinity import filtering as ipa_filtering
 from schedviz.scheduler.framework.plugins.interpodaffinity import plugin as ipa_plugin
@@ -263,8 +265,66 @@ def _pod(rng: random.Random, index: int, node_count: int, *, affinity_pods: bool
     }
 
 
+_NODE_REQUIREMENTS: list[dict[str, Any]] = [
+    {"key": "zone", "operator": "In", "values": ["z0", "z1"]},
+    {"key": "zone", "operator": "In", "values": [""]},
+    {"key": "zone", "operator": "NotIn", "values": ["z2"]},
+    {"key": "zone", "operator": "Exists"},
+    {"key": "zone", "operator": "DoesNotExist"},
+    {"key": "disk", "operator": "Exists"},
+    {"key": "disk", "operator": "NotIn", "values": ["ssd"]},
+    {"key": "rack", "operator": "Gt", "values": ["3"]},
+    {"key": "rack", "operator": "Lt", "values": ["5"]},
+    {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["node-001", "node-007"]},
+]
+
+
+def _node_affinity(rng: random.Random) -> dict[str, Any]:
+    """Required (and sometimes preferred) node affinity: terms ORed of requirements ANDed,
+    now and then a matchFields term (which labels alone do not decide) or an empty one."""
+    terms: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 2)):
+        term: dict[str, Any] = {
+            "matchExpressions": rng.sample(_NODE_REQUIREMENTS, rng.randint(1, 2))
+        }
+        draw = rng.random()
+        if draw < 0.1:
+            term["matchFields"] = [
+                {"key": "metadata.name", "operator": "NotIn", "values": ["node-003"]}
+            ]
+        elif draw < 0.15:
+            term = {}  # an empty term matches no node
+        terms.append(term)
+    affinity: dict[str, Any] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+    }
+    if rng.random() < 0.3:
+        preference = {"matchExpressions": [rng.choice(_NODE_REQUIREMENTS)]}
+        affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": rng.choice([1, 50]), "preference": preference}
+        ]
+    return {"nodeAffinity": affinity}
+
+
+def _with_node_affinity(rng: random.Random, pod: dict[str, Any]) -> None:
+    spec = pod["spec"]
+    draw = rng.random()
+    if draw < 0.25:
+        spec["nodeSelector"] = rng.choice([{"disk": "ssd"}, {"zone": "z1", "disk": "ssd"}])
+    elif draw < 0.7:
+        spec.setdefault("affinity", {}).update(_node_affinity(rng))
+        if rng.random() < 0.2:
+            spec["nodeSelector"] = {"zone": "z0"}
+
+
 def _cluster(
-    seed: int, strategy: str, nodes: int, pods: int, *, affinity_pods: bool = False
+    seed: int,
+    strategy: str,
+    nodes: int,
+    pods: int,
+    *,
+    affinity_pods: bool = False,
+    node_affinity: bool = False,
 ) -> Manifests:
     rng = random.Random(seed)
     documents: list[dict[str, Any]] = [_configuration(strategy)]
@@ -277,8 +337,36 @@ def _cluster(
                 "metadata": {"name": "team", "labels": {"tier": "team"}},
             },
         ]
-    documents += [_node(rng, i) for i in range(nodes)]
-    documents += [_pod(rng, i, nodes, affinity_pods=affinity_pods) for i in range(pods)]
+    node_documents = [_node(rng, i) for i in range(nodes)]
+    pod_documents = [_pod(rng, i, nodes, affinity_pods=affinity_pods) for i in range(pods)]
+    if node_affinity:
+        # A generator of its own, so that the other tests' clusters stay as they were.
+        affinity_rng = random.Random(seed + 1000)
+        for node in node_documents:
+            if affinity_rng.random() < 0.7:
+                node["metadata"]["labels"]["rack"] = affinity_rng.choice(["1", "4", "9", "x"])
+        for pod in pod_documents:
+            _with_node_affinity(affinity_rng, pod)
+        # The profile enforces an affinity of its own on every pod (addedAffinity).
+        documents[0]["profiles"][0]["pluginConfig"].append(
+            {
+                "name": "NodeAffinity",
+                "args": {
+                    "addedAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "zone", "operator": "NotIn", "values": ["z3"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+    documents += node_documents + pod_documents
     return load_manifests(yaml.safe_dump_all(documents))
 
 
@@ -364,6 +452,29 @@ def test_column_wise_inter_pod_affinity_gives_the_node_by_node_traces(
     assert with_columns == node_by_node
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+def test_column_wise_node_affinity_gives_the_node_by_node_traces(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # Pods with nodeSelectors and required node affinity of every operator (matchFields and
+    # invalid terms among them), under a profile's scheduler-enforced affinity.
+    manifests = _cluster(seed, "LeastAllocated", nodes=260, pods=160, node_affinity=True)
+    with_columns, node_by_node = _both_ways(monkeypatch, manifests, seed=seed)
+    reasons = {
+        reason
+        for trace in with_columns
+        for plugins in (trace["filter"] or {}).values()
+        for entry in plugins
+        if entry["plugin"] == "NodeAffinity"
+        for reason in entry.get("reasons", ())
+    }
+    assert reasons == {
+        "node(s) didn't match Pod's node affinity/selector",
+        "node(s) didn't match scheduler-enforced node affinity",
+    }
+    assert with_columns == node_by_node
+
+
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_each_benchmark_workload_schedules_the_same_with_and_without_columns(
     monkeypatch: pytest.MonkeyPatch, name: str
@@ -372,4 +483,33 @@ def test_each_benchmark_workload_schedules_the_same_with_and_without_columns(
     manifests = Manifests(objects=[*workload.init_objects, *workload.measured_pods])
     with_columns, node_by_node = _both_ways(monkeypatch, manifests, config=workload.config)
     assert len(with_columns) >= 100
+    assert with_columns == node_by_node
+
+
+def _traces_after_init_pods(workload: Workload, later: list[Pod]) -> list[Any]:
+    """The traces of ``later``'s pods, created once the init pods are placed."""
+    simulation = new_simulation(
+        Manifests(objects=list(workload.init_objects)), config=workload.config
+    )
+    place_init_pods(simulation)
+    for pod in later:
+        simulation.store.apply(pod)
+    simulation.run()
+    return [_without_durations(trace.to_json()) for trace in simulation.traces]
+
+
+def test_nodes_with_nominated_pods_are_filtered_with_them_beside_the_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # PreemptionAsync's shape on 120 nodes filled with low-priority pods: the high-priority
+    # churn pods preempt and are nominated, and the other pods are scheduled meanwhile (the
+    # nominated nodes filtered with their nominated pods, the rest column-wise).
+    workload = WORKLOADS["PreemptionAsync"].build(120, 480, 40, 0)
+    assert workload.churn is not None
+    later = [workload.churn(i) for i in range(12)] + workload.measured_pods
+    with_columns = _traces_after_init_pods(workload, later)
+    with monkeypatch.context() as patch:
+        patch.setattr(NodeColumns, "exact", property(lambda self: False))
+        node_by_node = _traces_after_init_pods(workload, later)
+    assert sum(1 for trace in with_columns if trace["nominatedNode"]) >= 5
     assert with_columns == node_by_node

@@ -9,10 +9,13 @@ upstream uses the UID: a name is unique at any one time, and traces read better 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from fractions import Fraction
+from operator import itemgetter
+from typing import Any
 
 from schedviz.kube.labels import Selector, as_selector
 from schedviz.kube.objects import (
@@ -173,6 +176,16 @@ def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
     )
 
 
+# What PodInfo derives from a pod, kept by the identity of the parts it reads (the
+# containers, init containers, overhead and affinity objects, which a copy of the pod with
+# another node name or status shares), with those parts held so that no identity is reused
+# meanwhile: the scheduler makes a PodInfo of one pod several times a cycle (queue, assume,
+# the bound pod's informer event). Not in upstream, where the informer's pod is used as is.
+# Nothing changes a derived value after it is made (they are read, added and subtracted).
+_DERIVED_KEPT = 4096
+_DERIVED: dict[tuple[int, int, int, int], tuple[Any, ...]] = {}
+
+
 class PodInfo:
     """A pod with what the scheduler derives from it once: affinity terms and requests."""
 
@@ -192,6 +205,47 @@ class PodInfo:
 
     def update(self, pod: Pod) -> None:
         self.pod = pod
+        key = (id(pod.containers), id(pod.init_containers), id(pod.overhead), id(pod.affinity))
+        kept = _DERIVED.get(key)
+        if (
+            kept is not None
+            and kept[0] is pod.containers
+            and kept[1] is pod.init_containers
+            and kept[2] is pod.overhead
+            and kept[3] is pod.affinity
+            and kept[4] == pod.namespace
+        ):
+            (
+                self.required_affinity_terms,
+                self.required_anti_affinity_terms,
+                self.preferred_affinity_terms,
+                self.preferred_anti_affinity_terms,
+                self.requests,
+                self.non_zero_cpu,
+                self.non_zero_memory,
+            ) = kept[5]
+            return
+        self._derive(pod)
+        if len(_DERIVED) >= _DERIVED_KEPT:
+            del _DERIVED[next(iter(_DERIVED))]
+        _DERIVED[key] = (
+            pod.containers,
+            pod.init_containers,
+            pod.overhead,
+            pod.affinity,
+            pod.namespace,
+            (
+                self.required_affinity_terms,
+                self.required_anti_affinity_terms,
+                self.preferred_affinity_terms,
+                self.preferred_anti_affinity_terms,
+                self.requests,
+                self.non_zero_cpu,
+                self.non_zero_memory,
+            ),
+        )
+
+    def _derive(self, pod: Pod) -> None:
         affinity = pod.affinity
         pod_affinity = affinity.pod_affinity if affinity else None
         anti = affinity.pod_anti_affinity if affinity else None
@@ -595,6 +649,10 @@ class NodeToStatus:
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
 
+    def update(self, statuses: Iterable[tuple[str, Status]]) -> None:
+        """``set`` for each (node name, status), in order."""
+        self._statuses.update(statuses)
+
     def items(self) -> Iterator[tuple[str, Status]]:
         return iter(self._statuses.items())
 
@@ -603,11 +661,11 @@ class NodeToStatus:
 
     def nodes_for_status_code(self, nodes: list[NodeInfo], code: Code) -> list[NodeInfo]:
         """The nodes whose status has this code, absent ones included when they qualify."""
+        get = self._statuses.get
         if self.absent_nodes_status.code == code:
-            return [n for n in nodes if self.get(n.name).code == code]
-        return [
-            n for n in nodes if n.name in self._statuses and self._statuses[n.name].code == code
-        ]
+            absent = self.absent_nodes_status
+            return [n for n in nodes if get(n.name, absent).code == code]
+        return [n for n in nodes if (status := get(n.name)) is not None and status.code == code]
 
 
 @dataclass(slots=True)
@@ -638,9 +696,12 @@ class FitError(Exception):
             message += f" {diagnosis.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
-            for _, status in diagnosis.node_to_status.items():
-                for reason in status.reasons:
-                    histogram[reason] = histogram.get(reason, 0) + 1
+            # Counted per distinct status object: nodes rejected alike share one.
+            statuses = list(map(itemgetter(1), diagnosis.node_to_status.items()))
+            distinct = dict(zip(map(id, statuses), statuses, strict=True))
+            for key, count in Counter(map(id, statuses)).items():
+                for reason in distinct[key].reasons:
+                    histogram[reason] = histogram.get(reason, 0) + count
             absent = self.num_all_nodes - len(diagnosis.node_to_status)
             if absent > 0:
                 for reason in diagnosis.node_to_status.absent_nodes_status.reasons:

@@ -50,10 +50,10 @@ class Heap(Generic[T]):
         return key in self._index
 
     def add_or_update(self, item: T) -> None:
-        self._ordered = None
         key = self._key(item)
         index = self._index.get(key)
         if index is not None:
+            self._ordered = None
             self._items[index] = item
             self._fix(index)
             return
@@ -62,6 +62,28 @@ class Heap(Generic[T]):
         self._next_arrival += 1
         self._items.append(item)
         self._up(len(self._items) - 1)
+        self._insert_ordered(item)
+
+    def _insert_ordered(self, item: T) -> None:
+        """Keeps the head in pop order across the arrival of ``item``. With ``fifo_ties`` the
+        pop order is the items sorted by ``_before`` (a total order: ties go by arrival), so the
+        new item takes its sorted place in the head, or none when it comes after the head and
+        the head is not the whole heap. Otherwise the head is worked out again when asked."""
+        ordered = self._ordered
+        if ordered is None or not self._fifo_ties:
+            self._ordered = None
+            return
+        before = self._before
+        low, high = 0, len(ordered)
+        while low < high:
+            middle = (low + high) // 2
+            if before(item, ordered[middle]):
+                high = middle
+            else:
+                low = middle + 1
+        # The head held every item but the new one: the new one may end it.
+        if low < len(ordered) or len(ordered) == len(self._items) - 1:
+            ordered.insert(low, item)
 
     def delete(self, key: str) -> T | None:
         """Removes the item with this key and returns it (None when absent)."""

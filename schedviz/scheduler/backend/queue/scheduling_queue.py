@@ -155,6 +155,11 @@ class PriorityQueue:
                 for function in functions:
                     plugin_events.setdefault(function.plugin_name, []).append(event)
         self._profiles = _Profiles(pre_enqueue_plugins or {}, hints, plugin_events)
+        # Worked out once per event rather than once per pool pod (not in upstream, which asks
+        # every registered event of the pod's profile for every pod): the hint functions whose
+        # registered event matches, in the hint map's order, and whether any profile cares.
+        self._hints_by_event: dict[tuple[str, ClusterEvent], tuple[QueueingHintFunction, ...]] = {}
+        self._events_of_interest: dict[ClusterEvent, bool] = {}
         self._on_pre_enqueue = on_pre_enqueue
         self._namespace_labels = namespace_labels
         # The scheduling cycle of the last move request (kept, unread, as upstream with hints on).
@@ -488,13 +493,30 @@ class PriorityQueue:
         return False
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
-        if event.is_wildcard():
-            return True
-        return any(
-            registered.match(event)
-            for hint_map in self._profiles.hints.values()
-            for registered in hint_map
-        )
+        interest = self._events_of_interest.get(event)
+        if interest is None:
+            interest = self._events_of_interest[event] = event.is_wildcard() or any(
+                registered.match(event)
+                for hint_map in self._profiles.hints.values()
+                for registered in hint_map
+            )
+        return interest
+
+    def _hints_for(
+        self, hint_map: QueueingHintMap, scheduler_name: str, event: ClusterEvent
+    ) -> tuple[QueueingHintFunction, ...]:
+        """The hint functions of ``hint_map`` (the profile ``scheduler_name``'s) registered
+        for an event that ``event`` matches, in the map's order."""
+        key = (scheduler_name, event)
+        functions = self._hints_by_event.get(key)
+        if functions is None:
+            functions = self._hints_by_event[key] = tuple(
+                function
+                for registered, registered_functions in hint_map.items()
+                if registered.match(event)
+                for function in registered_functions
+            )
+        return functions
 
     def _is_pod_worth_requeuing(
         self, pinfo: QueuedPodInfo, event: ClusterEvent, old_obj: object, new_obj: object
@@ -515,23 +537,20 @@ class PriorityQueue:
             # Upstream: a bug; the pod is retried.
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
         strategy = QueueingStrategy.QUEUE_SKIP
-        for registered, functions in hint_map.items():
-            if not registered.match(event):
+        for function in self._hints_for(hint_map, pinfo.pod.scheduler_name, event):
+            if function.plugin_name not in rejectors:
                 continue
-            for function in functions:
-                if function.plugin_name not in rejectors:
-                    continue
-                try:
-                    hint = function.queueing_hint_fn(pinfo.pod, old_obj, new_obj)
-                except Exception:  # an erring hint must not strand the pod
-                    hint = QueueingHint.Queue
-                if hint == QueueingHint.QueueSkip:
-                    continue
-                if function.plugin_name in pinfo.pending_plugins:
-                    return QueueingStrategy.QUEUE_IMMEDIATELY
-                if not pinfo.pending_plugins:
-                    return QueueingStrategy.QUEUE_AFTER_BACKOFF
-                strategy = QueueingStrategy.QUEUE_AFTER_BACKOFF
+            try:
+                hint = function.queueing_hint_fn(pinfo.pod, old_obj, new_obj)
+            except Exception:  # an erring hint must not strand the pod
+                hint = QueueingHint.Queue
+            if hint == QueueingHint.QueueSkip:
+                continue
+            if function.plugin_name in pinfo.pending_plugins:
+                return QueueingStrategy.QUEUE_IMMEDIATELY
+            if not pinfo.pending_plugins:
+                return QueueingStrategy.QUEUE_AFTER_BACKOFF
+            strategy = QueueingStrategy.QUEUE_AFTER_BACKOFF
         return strategy
 
     def _unschedulable_pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:

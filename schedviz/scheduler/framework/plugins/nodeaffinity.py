@@ -2,7 +2,8 @@
 terms score them; the plugin's ``addedAffinity`` applies to every pod of the profile.
 
 Mirrors pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go, with queueing hints enabled
-(the default since v1.34). Where Go tells a nil list from an empty one (``nodeSelector``,
+(the default since v1.34). Not in upstream: ``filter_columns``, the column-wise Filter
+(backend/cache/columns.py). Where Go tells a nil list from an empty one (``nodeSelector``,
 ``preferredDuringScheduling...``), both mean "not set" here, as the decoded objects cannot tell
 them apart.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from schedviz.kube.nodeaffinity import (
     OBJECT_NAME_FIELD,
@@ -22,6 +25,7 @@ from schedviz.kube.nodeaffinity import (
 )
 from schedviz.kube.objects import Node, NodeSelector, Pod
 from schedviz.scheduler.apis.config.types_pluginargs import NodeAffinityArgs
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
 from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -189,6 +193,45 @@ class NodeAffinity(
         if not required.match(node):
             return new_status(Code.UnschedulableAndUnresolvable, ERR_REASON_POD)
         return None
+
+    def filter_columns(
+        self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None:
+        """Nodes pass or fail by the values of the label keys the required terms, the
+        nodeSelector and the scheduler-enforced affinity read: ``filter`` is asked about one
+        node of each distinct combination of those values, and a failing combination is a
+        class of its own (nodes alike there get the same status). None when a term reads
+        the node's fields (``matchFields``), which labels alone do not decide."""
+        try:
+            required = state.read_as(
+                PRE_FILTER_STATE_KEY, _PreFilterState
+            ).required_node_selector_and_affinity
+        except (StateNotFoundError, TypeError):
+            return None
+        keys = required.label_keys()
+        if keys is not None and self._added_node_selector is not None:
+            added_keys = self._added_node_selector.label_keys()
+            keys = None if added_keys is None else keys | added_keys
+        if keys is None:
+            return None
+        combinations: IntArray
+        if not keys:
+            combinations = np.zeros(len(rows), dtype=np.int64)
+        elif len(keys) == 1:
+            (key,) = keys
+            _, combinations = np.unique(columns.label_values(key)[0][rows], return_inverse=True)
+        else:
+            values = np.stack([columns.label_values(key)[0][rows] for key in sorted(keys)])
+            _, combinations = np.unique(values, axis=1, return_inverse=True)
+            combinations = combinations.reshape(-1)
+        _, firsts = np.unique(combinations, return_index=True)
+        infos = columns.infos
+        classes = np.zeros(len(firsts), dtype=np.int64)  # FILTER_PASSES
+        for combination, first in enumerate(firsts.tolist()):
+            if self.filter(state, pod, infos[int(rows[first])]) is not None:
+                classes[combination] = combination + 1
+        result: IntArray = classes[combinations]
+        return result
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         try:

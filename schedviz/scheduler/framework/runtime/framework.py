@@ -805,7 +805,10 @@ class Framework:
                     )
                     return [], as_status(message)
         names = [name for name, _, _ in weighted_columns]
-        weighted = [[weight * score for score in scores] for _, weight, scores in weighted_columns]
+        weighted = [
+            scores if weight == 1 else list(map(weight.__mul__, scores))
+            for _, weight, scores in weighted_columns
+        ]
         # One row per node: its weighted score from each plugin, in plugin order.
         per_node: list[tuple[int, ...]] = (
             list(zip(*weighted, strict=True)) if weighted else [()] * len(nodes)

@@ -55,3 +55,26 @@ def test_the_pop_order_stays_right_across_pops_adds_and_deletes() -> None:
     assert heap.ordered() == sorted(
         heap.items(), key=lambda item: (item[1], int(item[0][1:]) if item[0] != "first" else -1)
     )
+
+
+def test_the_kept_head_is_what_a_fresh_one_would_be_across_random_adds_and_pops() -> None:
+    """The head kept across arrivals (with fifo_ties) against one worked out from scratch."""
+    import random
+
+    rng = random.Random(7)
+    heap: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank, fifo_ties=True)
+    for n in range(40):  # more than the heads asked for below
+        heap.add_or_update((f"first{n}", rng.randrange(5)))
+    for step in range(600):
+        action = rng.random()
+        if action < 0.5:
+            heap.add_or_update((f"p{step}", rng.randrange(5)))
+        elif action < 0.7:
+            heap.pop()
+        else:
+            # Mostly short heads, which the arrivals past their end must leave alone.
+            limit = None if rng.random() < 0.02 else rng.choice([1, 2, 3, 10])
+            fresh: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank, fifo_ties=True)
+            fresh._items, fresh._index = list(heap._items), dict(heap._index)
+            fresh._arrivals = dict(heap._arrivals)
+            assert heap.ordered(limit) == fresh.ordered(limit), step

@@ -72,7 +72,12 @@ def _key_set_number(keys: Iterable[str]) -> int:
 
 def _topology_keys(columns: NodeColumns, key: str, keys_of: Callable[[NodeInfo], int]) -> set[str]:
     """The union of the topology keys the nodes' pods use (``keys_of`` numbers a node's set)."""
-    numbers = np.unique(columns.derived((INTER_POD_AFFINITY, key), keys_of)).tolist()
+    per_row = columns.derived((INTER_POD_AFFINITY, key), keys_of)
+    if not len(per_row):
+        return set()
+    first = int(per_row[0])
+    # Usually every node has the same set (none of its pods has such a term): no sort then.
+    numbers = [first] if (per_row == first).all() else np.unique(per_row).tolist()
     return {k for number in numbers for k in _KEY_SETS_BY_NUMBER[number]}
 
 
