@@ -178,3 +178,16 @@ def test_an_exported_cluster_applied_again_gets_no_second_set_of_pods(cluster: C
     services.manifests_apply(cluster=copy, text=exported)
     assert sorted(p.name for p in pods_of(copy)) == sorted(p.name for p in pods_of(cluster))
     assert ReplicaSet.objects.filter(cluster=copy).count() == 1
+
+
+def test_replicas_past_the_pod_limit_are_refused_before_any_pod_is_made(
+    cluster: Cluster, settings: Any
+) -> None:
+    settings.SCHEDVIZ_MAX_PODS_PER_CLUSTER = 10
+    with pytest.raises(ServiceError) as caught:
+        services.manifests_apply(cluster=cluster, text=workload("Deployment", "web", 2**31 - 1))
+    assert caught.value.errors == [
+        'Deployment "web": spec.replicas: Invalid value: 2147483647: more pods than a cluster '
+        "may hold (10, SCHEDVIZ_MAX_PODS_PER_CLUSTER)"
+    ]
+    assert not Change.objects.filter(cluster=cluster).exists()

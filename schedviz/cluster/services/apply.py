@@ -45,6 +45,7 @@ from schedviz.cluster.services.workloads import (
     pods_to_delete,
 )
 from schedviz.kube.admission import admit_pods, admit_priority_classes
+from schedviz.kube.controllers.workloads import job_active_count
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import (
     DocumentError,
@@ -61,12 +62,14 @@ from schedviz.kube.load import (
 )
 from schedviz.kube.names import GENERATE_NAME_ATTEMPTS
 from schedviz.kube.objects import (
+    Job,
     KubeObject,
     Pod,
     PriorityClass,
     ReplicaSet,
     ReplicationController,
     StatefulSet,
+    Workload,
 )
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
@@ -323,6 +326,18 @@ def _with_controlled(cluster: Cluster, objects: Sequence[KubeObject]) -> list[Ku
     """The objects and, after them, what the workload controllers create for the workloads
     among them; a generated pod name that is taken is drawn again, as the API server retries
     (``GENERATE_NAME_ATTEMPTS``)."""
+    limit = settings.SCHEDVIZ_MAX_PODS_PER_CLUSTER
+    too_many = [
+        f"{kind_of(o)} {go_quote(o.name)}: {field}: Invalid value: {count}: more pods than "
+        f"a cluster may hold ({limit}, SCHEDVIZ_MAX_PODS_PER_CLUSTER)"
+        for o in objects
+        if isinstance(o, Workload)
+        for field, count in [_pods_asked(o)]
+        if count > limit
+    ]
+    if too_many:
+        # Refused before the controllers make that many pods in memory.
+        raise ServiceError(too_many)
     given = {o.key for o in objects if isinstance(o, Pod)}
     seed = _name_seed(cluster)
     for attempt in range(GENERATE_NAME_ATTEMPTS + 1):
@@ -334,6 +349,14 @@ def _with_controlled(cluster: Cluster, objects: Sequence[KubeObject]) -> list[Ku
         if not generated & taken and len(set(keys)) == len(keys):
             return [*objects, *created]
     raise ServiceError(["the names generated for the workloads' pods are taken; apply again"])
+
+
+def _pods_asked(workload: Workload) -> tuple[str, int]:
+    """The field that says how many pods the workload's controller makes at once, and that
+    number."""
+    if isinstance(workload, Job):
+        return "spec.parallelism", job_active_count(workload)
+    return "spec.replicas", workload.replicas
 
 
 def _stateful_keys(created: Sequence[KubeObject]) -> set[str]:
