@@ -91,6 +91,14 @@ def created_for_workloads(
     replicas, a StatefulSet's missing ordinals and their claims, a new DaemonSet's or Job's
     pods)."""
     names = NameGenerator(seed)
+    owned: dict[tuple[str, str], dict[str, list[KubeResource]]] = {}
+
+    def stored_owned(kind: str, namespace: str) -> dict[str, list[KubeResource]]:
+        # Read once per kind and namespace: nothing is written until the caller has them all.
+        if (kind, namespace) not in owned:
+            owned[kind, namespace] = _stored_owned(cluster, kind, namespace)
+        return owned[kind, namespace]
+
     created: list[KubeObject] = []
     pending: list[KubeObject] = [o for o in objects if kind_of(o) in WORKLOAD_KINDS]
     nodes: list[Node] | None = None
@@ -101,7 +109,7 @@ def created_for_workloads(
         if isinstance(workload, Deployment):
             if _given_owned(everything, workload.uid):
                 continue
-            stored = _stored_owned(cluster, "ReplicaSet", workload.namespace).get(workload.uid)
+            stored = stored_owned("ReplicaSet", workload.namespace).get(workload.uid)
             replica_set = _scaled(stored[-1], workload.replicas) if stored else None
             if replica_set is None and not stored:
                 replica_set = replica_set_for(workload)
@@ -109,7 +117,7 @@ def created_for_workloads(
                 created.append(replica_set)
                 pending.append(replica_set)
             continue
-        stored_pods = _stored_owned(cluster, "Pod", workload.namespace).get(workload.uid, [])
+        stored_pods = stored_owned("Pod", workload.namespace).get(workload.uid, [])
         given_pods = _given_owned(everything, workload.uid)
         have = len(stored_pods) + len(given_pods)
         if isinstance(workload, ReplicaSet | ReplicationController):
