@@ -52,7 +52,7 @@ from schedviz.cluster.queue_state import (
     queue_state_save,
 )
 from schedviz.controllers.persistentvolume import PersistentVolumeController
-from schedviz.kube.objects import PersistentVolume, PersistentVolumeClaim, StorageClass
+from schedviz.kube.objects import PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.backend.queue.persistence import QueueDataError
@@ -444,6 +444,10 @@ class _Session:
         self.volume_controller = PersistentVolumeController(self.store)
         self.volumes_changed = True
         self.store.watch(self._on_volume_event)
+        # OrderedReady StatefulSets (namespace, name) whose last pod was bound: the
+        # controller's next ordinal is due (services.workload_sync).
+        self.ordinals_due: set[tuple[str, str]] = set()
+        self.store.watch(self._on_pod_bound)
         # Cycle numbers go on from the last runner's.
         last = Cycle.objects.filter(cluster=cluster).aggregate(m=Max("number"))["m"]
         self.scheduler.cycle_count = last or 0
@@ -529,6 +533,31 @@ class _Session:
         with contextlib.suppress(LeaseLostError):
             self.volume_controller.sync_all()
 
+    def _on_pod_bound(self, event_type: str, old: Any, new: Any) -> None:
+        if not isinstance(new, Pod) or not new.node_name or (old is not None and old.node_name):
+            return
+        for owner in new.owner_references:
+            if owner.controller and owner.kind == "StatefulSet":
+                self.ordinals_due.add((new.namespace, owner.name))
+
+    def _sync_stateful_sets(self) -> None:
+        """The StatefulSet controller's part after a binding: each one's next ordinal, written
+        with the runner's lease checked; a refused write sets ``fenced_off``."""
+        due, self.ordinals_due = self.ordinals_due, set()
+        for namespace, name in sorted(due):
+            try:
+                with self.store.write():
+                    services.workload_sync(
+                        cluster=self.cluster, kind="StatefulSet", namespace=namespace, name=name
+                    )
+            except LeaseLostError:
+                return
+            except services.ServiceError as error:
+                # Deleted meanwhile, or its next pod refused (a limit): nothing to create.
+                logger.info(
+                    "cluster %s: StatefulSet %s/%s: %s", self.cluster_id, namespace, name, error
+                )
+
     def _lease_duration(self) -> float:
         lease = Lease.objects.filter(cluster_id=self.cluster_id).first()
         return lease.duration_seconds if lease is not None else 15.0
@@ -571,6 +600,7 @@ class _Session:
                 # Pods added while paused wait in activeQ: shown before any cycle runs.
                 self._offer_queue()
             self._sync_volumes()
+            self._sync_stateful_sets()
             try:
                 worked = self._work()
             except DebugAbandoned as abandoned:

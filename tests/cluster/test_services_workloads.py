@@ -85,9 +85,29 @@ def test_applying_a_deployment_again_creates_nothing(cluster: Cluster) -> None:
     assert len(pods_of(cluster)) == 3
 
 
-def test_a_statefulset_gets_its_ordinals(cluster: Cluster) -> None:
+def test_an_ordered_ready_statefulset_creates_the_next_ordinal_once_the_last_is_bound(
+    cluster: Cluster,
+) -> None:
     services.manifests_apply(
-        cluster=cluster, text=workload("StatefulSet", "db", replicas=2, serviceName="db")
+        cluster=cluster, text=workload("StatefulSet", "db", replicas=3, serviceName="db")
+    )
+    assert [p.name for p in pods_of(cluster)] == ["db-0"]
+    sync = {"cluster": cluster, "kind": "StatefulSet", "namespace": "default", "name": "db"}
+    services.workload_sync(**sync)
+    assert [p.name for p in pods_of(cluster)] == ["db-0"]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    services.manifests_apply(cluster=cluster, text=yaml.safe_dump(node))
+    services.pod_bind(cluster=cluster, namespace="default", name="db-0", node_name="n1")
+    services.workload_sync(**sync)
+    assert [p.name for p in pods_of(cluster)] == ["db-0", "db-1"]
+
+
+def test_a_parallel_statefulset_gets_its_ordinals(cluster: Cluster) -> None:
+    services.manifests_apply(
+        cluster=cluster,
+        text=workload(
+            "StatefulSet", "db", replicas=2, serviceName="db", podManagementPolicy="Parallel"
+        ),
     )
     assert [p.name for p in pods_of(cluster)] == ["db-0", "db-1"]
     services.workload_scale(

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from schedviz.cluster import services
-from schedviz.cluster.models import Cluster, PersistentVolume, PersistentVolumeClaim, Pod
+from schedviz.cluster.models import (
+    Change,
+    Cluster,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+)
 from worker.runner import STOP_IDLE, run_cluster
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -141,3 +147,27 @@ def test_pods_with_immediate_and_delayed_claims_schedule_live() -> None:
     local = volumes[claims["c-local"]["spec"]["volumeName"]]
     terms = local["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
     assert terms[0]["matchExpressions"][0]["values"] == ["n1"]
+
+
+STATEFUL_SET = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def test_an_ordered_ready_statefulset_is_created_ordinal_by_ordinal_live() -> None:
+    cluster = virtual_cluster(NODE % {"name": "n1", "cpu": "4"}, STATEFUL_SET)
+    assert list(Pod.objects.filter(cluster=cluster).values_list("name", flat=True)) == ["db-0"]
+    assert run_cluster(cluster.pk).stopped == STOP_IDLE
+    placed = Pod.objects.filter(cluster=cluster).order_by("id").values_list("name", "node_name")
+    assert list(placed) == [("db-0", "n1"), ("db-1", "n1"), ("db-2", "n1")]
+    created = Change.objects.filter(cluster=cluster, kind="Pod", type=Change.Type.ADDED)
+    assert [c.name for c in created] == ["db-0", "db-1", "db-2"]

@@ -68,7 +68,7 @@ from schedviz.cluster.services.delete import ObjectRef, manifests_delete, object
 from schedviz.cluster.services.errors import BindConflict, Conflict, ObjectNotFound, ServiceError
 from schedviz.cluster.services.export import cluster_export_yaml, scheduler_config_document
 from schedviz.cluster.services.records import cycles_create, events_create, pending_pods_record
-from schedviz.cluster.services.scale import SCALABLE_KINDS, workload_scale
+from schedviz.cluster.services.scale import SCALABLE_KINDS, workload_scale, workload_sync
 from schedviz.cluster.services.stored import KIND_ORDER, kind_of
 from schedviz.cluster.services.updates import (
     POD_SCHEDULED_CONDITION,
@@ -131,4 +131,5 @@ __all__ = [
     "share_link_create",
     "share_link_revoke",
     "workload_scale",
+    "workload_sync",
 ]

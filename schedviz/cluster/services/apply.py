@@ -386,7 +386,13 @@ def _scale_down(cluster: Cluster, objects: Sequence[KubeObject]) -> list[Applied
     return _delete_rows(cluster, doomed) if doomed else []
 
 
-def _apply(cluster: Cluster, manifests: Manifests, *, create_only: bool = False) -> ApplyResult:
+def _apply(
+    cluster: Cluster,
+    manifests: Manifests,
+    *,
+    create_only: bool = False,
+    start_runner: bool = True,
+) -> ApplyResult:
     config_document, errors = _scheduler_config_plan(manifests.scheduler_configs)
     errors = _unstored_kinds(manifests.objects) + errors
     if errors:
@@ -407,7 +413,8 @@ def _apply(cluster: Cluster, manifests: Manifests, *, create_only: bool = False)
         result.objects += _scale_down(cluster, objects)
         if config_document is not None:
             result.scheduler_config = _scheduler_config_store(cluster, config_document)
-        _start_runner_on_commit(cluster.id)
+        if start_runner:
+            _start_runner_on_commit(cluster.id)
     return result
 
 

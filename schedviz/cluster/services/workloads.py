@@ -10,8 +10,8 @@ scheduled, then the newest first; a StatefulSet drops its highest ordinals.
 
 Deliberately different: no rollout (a Deployment applied again with another template keeps its
 ReplicaSet), DaemonSets and Jobs create their pods once (no node added later gets a daemon pod,
-no Job completes), and an OrderedReady StatefulSet applied live creates all its ordinals at
-once, as Parallel does: no live controller waits for each pod to run.
+no Job completes). An OrderedReady StatefulSet's next ordinal is created once the one before
+is bound (the runner asks for it: ``workload_sync``), as ``simulate`` does.
 """
 
 from __future__ import annotations
@@ -124,16 +124,35 @@ def created_for_workloads(
             if have < workload.replicas:
                 created.extend(replica_pods(workload, workload.replicas - have, names))
         elif isinstance(workload, StatefulSet):
-            taken = {r.name for r in stored_pods} | {o.name for o in given_pods}
-            for ordinal in range(workload.replicas):
-                if f"{workload.name}-{ordinal}" not in taken:
-                    created.extend(stateful_set_claims(workload, ordinal))
-                    created.append(stateful_set_pod(workload, ordinal))
+            created.extend(_missing_ordinals(workload, stored_pods, given_pods))
         elif have == 0 and isinstance(workload, DaemonSet):
             nodes = nodes if nodes is not None else _nodes(cluster, objects)
             created.extend(daemon_set_pods(workload, nodes, names))
         elif have == 0 and isinstance(workload, Job):
             created.extend(job_pods(workload, names))
+    return created
+
+
+def _missing_ordinals(
+    sts: StatefulSet, stored: Sequence[KubeResource], given: Sequence[KubeObject]
+) -> list[KubeObject]:
+    """The ordinals below ``replicas`` that have no pod, with their claims; OrderedReady
+    creates only the lowest, and only once every ordinal before it runs (here: is bound), as
+    the StatefulSet controller's monotonic update does."""
+    bound = {r.name: bool(getattr(r, "node_name", "")) for r in stored}
+    bound.update({o.name: bool(getattr(o, "node_name", "")) for o in given})
+    ordered = sts.pod_management_policy == "OrderedReady"
+    created: list[KubeObject] = []
+    for ordinal in range(sts.replicas):
+        name = f"{sts.name}-{ordinal}"
+        if name in bound:
+            if ordered and not bound[name]:
+                break
+            continue
+        created.extend(stateful_set_claims(sts, ordinal))
+        created.append(stateful_set_pod(sts, ordinal))
+        if ordered:
+            break
     return created
 
 
