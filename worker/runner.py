@@ -89,6 +89,11 @@ FOLLOW_INTERVAL = 0.02
 IDLE_POLL = 0.02
 # Work due this soon (wall seconds) is waited for in place; later work is woken up for.
 IN_PLACE_WAIT = 0.25
+# Every this many wall seconds of work, a runner whose only work left is retrying pods on a
+# cluster that has not changed since their last attempt (an error like no nodes at all retries
+# every podMaxBackoffSeconds for ever, at a high speed always due within IN_PLACE_WAIT) gives
+# its worker up and is woken up for the next retry, behind the other clusters waiting.
+FUTILE_SLICE = 2.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
 # The queue is saved with a batch of Cycle rows at most this often (and always when the runner
@@ -570,6 +575,7 @@ class _Session:
         next_renew = now + self.lease_renew_every
         next_follow = now
         last_activity = now
+        last_slice = now
         while True:
             now = time.monotonic()
             # Checked before every cycle: a runner paused past a third of its lease renews it
@@ -621,6 +627,12 @@ class _Session:
                 return
             if worked:
                 last_activity = now
+                if now - last_slice >= FUTILE_SLICE:
+                    if self.scheduler.retries_futile():
+                        self._flush()
+                        self.result.stopped = STOP_IDLE
+                        return
+                    last_slice = now
                 self._offer_queue()
                 if len(self.pending) >= FLUSH_CYCLES or now - self.last_flush >= FLUSH_INTERVAL:
                     self._flush()
