@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from webui import export_views, views
+from webui import export_views, views, workload_views
 
 urlpatterns = [
     path("", views.index, name="index"),
@@ -23,6 +23,16 @@ urlpatterns = [
         "clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>/delete/",
         views.pod_delete,
         name="pod_delete",
+    ),
+    path(
+        "clusters/<int:cluster_id>/workloads/<str:kind>/<str:namespace>/<str:name>/scale/",
+        workload_views.workload_scale,
+        name="workload_scale",
+    ),
+    path(
+        "clusters/<int:cluster_id>/workloads/<str:kind>/<str:namespace>/<str:name>/delete/",
+        workload_views.workload_delete,
+        name="workload_delete",
     ),
     path("clusters/<int:cluster_id>/nodes/new/", views.node_new, name="node_new"),
     path("clusters/<int:cluster_id>/nodes/<str:name>/", views.node_detail, name="node"),

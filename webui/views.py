@@ -43,6 +43,7 @@ from webui.forms import (
 )
 from webui.limits import limit_page_writes
 from webui.prediction_panel import lesson_context, predict_context
+from webui.workload_views import workloads_context
 
 DASHBOARD = "webui/dashboard/page.html"
 CLUSTERS = "webui/clusters/list.html"
@@ -207,6 +208,7 @@ def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
     context["label_keys"] = presenters.label_keys(cluster=cluster)
     context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
     context.update(debugger_context(cluster=cluster))
+    context.update(workloads_context(cluster=cluster))
     context.update(_share_context(request, cluster))
     return render(request, DASHBOARD, context)
 

@@ -51,6 +51,8 @@ from schedviz.cluster.queue_state import (
     queue_state_get,
     queue_state_save,
 )
+from schedviz.controllers.persistentvolume import PersistentVolumeController
+from schedviz.kube.objects import PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.backend.queue.persistence import QueueDataError
@@ -87,6 +89,11 @@ FOLLOW_INTERVAL = 0.02
 IDLE_POLL = 0.02
 # Work due this soon (wall seconds) is waited for in place; later work is woken up for.
 IN_PLACE_WAIT = 0.25
+# Every this many wall seconds of work, a runner whose only work left is retrying pods on a
+# cluster that has not changed since their last attempt (an error like no nodes at all retries
+# every podMaxBackoffSeconds for ever, at a high speed always due within IN_PLACE_WAIT) gives
+# its worker up and is woken up for the next retry, behind the other clusters waiting.
+FUTILE_SLICE = 2.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
 # The queue is saved with a batch of Cycle rows at most this often (and always when the runner
@@ -436,6 +443,16 @@ class _Session:
             self.result.stopped = STOP_CONFIG
             self.result.error = str(error)
             return
+        # kube-controller-manager's PV controller beside the scheduler, as in ``simulate``,
+        # synced after each follow that changed a claim, a volume or a class (not inside it:
+        # a refused write must not cut a followed batch short).
+        self.volume_controller = PersistentVolumeController(self.store)
+        self.volumes_changed = True
+        self.store.watch(self._on_volume_event)
+        # OrderedReady StatefulSets (namespace, name) whose last pod was bound: the
+        # controller's next ordinal is due (services.workload_sync).
+        self.ordinals_due: set[tuple[str, str]] = set()
+        self.store.watch(self._on_pod_bound)
         # Cycle numbers go on from the last runner's.
         last = Cycle.objects.filter(cluster=cluster).aggregate(m=Max("number"))["m"]
         self.scheduler.cycle_count = last or 0
@@ -508,6 +525,44 @@ class _Session:
             saved_state=state,
         )
 
+    def _on_volume_event(self, event_type: str, old: Any, new: Any) -> None:
+        if isinstance(new or old, PersistentVolume | PersistentVolumeClaim | StorageClass):
+            self.volumes_changed = True
+
+    def _sync_volumes(self) -> None:
+        """The PV controller's sync of every claim, its writes to the change log; a write
+        refused for the lease sets ``fenced_off``, which stops the loop."""
+        if not self.volumes_changed:
+            return
+        self.volumes_changed = False
+        with contextlib.suppress(LeaseLostError):
+            self.volume_controller.sync_all()
+
+    def _on_pod_bound(self, event_type: str, old: Any, new: Any) -> None:
+        if not isinstance(new, Pod) or not new.node_name or (old is not None and old.node_name):
+            return
+        for owner in new.owner_references:
+            if owner.controller and owner.kind == "StatefulSet":
+                self.ordinals_due.add((new.namespace, owner.name))
+
+    def _sync_stateful_sets(self) -> None:
+        """The StatefulSet controller's part after a binding: each one's next ordinal, written
+        with the runner's lease checked; a refused write sets ``fenced_off``."""
+        due, self.ordinals_due = self.ordinals_due, set()
+        for namespace, name in sorted(due):
+            try:
+                with self.store.write():
+                    services.workload_sync(
+                        cluster=self.cluster, kind="StatefulSet", namespace=namespace, name=name
+                    )
+            except LeaseLostError:
+                return
+            except services.ServiceError as error:
+                # Deleted meanwhile, or its next pod refused (a limit): nothing to create.
+                logger.info(
+                    "cluster %s: StatefulSet %s/%s: %s", self.cluster_id, namespace, name, error
+                )
+
     def _lease_duration(self) -> float:
         lease = Lease.objects.filter(cluster_id=self.cluster_id).first()
         return lease.duration_seconds if lease is not None else 15.0
@@ -520,6 +575,7 @@ class _Session:
         next_renew = now + self.lease_renew_every
         next_follow = now
         last_activity = now
+        last_slice = now
         while True:
             now = time.monotonic()
             # Checked before every cycle: a runner paused past a third of its lease renews it
@@ -549,6 +605,8 @@ class _Session:
                 last_activity = now
                 # Pods added while paused wait in activeQ: shown before any cycle runs.
                 self._offer_queue()
+            self._sync_volumes()
+            self._sync_stateful_sets()
             try:
                 worked = self._work()
             except DebugAbandoned as abandoned:
@@ -569,6 +627,12 @@ class _Session:
                 return
             if worked:
                 last_activity = now
+                if now - last_slice >= FUTILE_SLICE:
+                    if self.scheduler.retries_futile():
+                        self._flush()
+                        self.result.stopped = STOP_IDLE
+                        return
+                    last_slice = now
                 self._offer_queue()
                 if len(self.pending) >= FLUSH_CYCLES or now - self.last_flush >= FLUSH_INTERVAL:
                     self._flush()

@@ -28,7 +28,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from schedviz.cluster import attempts, exports, lessons, selectors, services, validation
-from schedviz.cluster.models import Cluster, DebugSession
+from schedviz.cluster.models import WORKLOAD_KINDS, Cluster, DebugSession
 from schedviz.cluster.ratelimit import limit_writes
 from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
 from schedviz.kube.load import parse_json_int
@@ -292,6 +292,57 @@ def pod_detail(
     cluster = _cluster(user, cluster_id)
     services.pod_delete(cluster=cluster, namespace=namespace, name=name)
     return HttpResponse(status=204)
+
+
+@api_view("GET")
+def workloads(request: HttpRequest, user: User, cluster_id: int) -> HttpResponse:
+    """Every workload with its replicas, the pods created and those bound."""
+    cluster = _cluster(user, cluster_id)
+    rows = selectors.workload_list(cluster=cluster)
+    return JsonResponse([row.to_json() for row in rows], safe=False)
+
+
+@api_view("DELETE")
+@limit_writes
+def workload_detail(
+    request: HttpRequest, user: User, cluster_id: int, kind: str, namespace: str, name: str
+) -> HttpResponse:
+    """Deletes the workload and what its controller made."""
+    cluster = _cluster(user, cluster_id)
+    deleted = services.objects_delete(
+        cluster=cluster, refs=[services.ObjectRef(_workload_kind(kind), name, namespace)]
+    )
+    return JsonResponse({"deleted": [d.to_json() for d in deleted]})
+
+
+@api_view("POST")
+@limit_writes
+def workload_scale(
+    request: HttpRequest, user: User, cluster_id: int, kind: str, namespace: str, name: str
+) -> HttpResponse:
+    """``{"replicas": N}``: scales the workload; its pods are created or deleted at once."""
+    cluster = _cluster(user, cluster_id)
+    replicas = _json_body(request).get("replicas")
+    if isinstance(replicas, bool) or not isinstance(replicas, int):
+        raise _BadRequest(f"replicas: Invalid value: {replicas!r}: must be an integer")
+    result = services.workload_scale(
+        cluster=cluster,
+        kind=_workload_kind(kind),
+        namespace=namespace,
+        name=name,
+        replicas=replicas,
+    )
+    return JsonResponse({"objects": [o.to_json() for o in result.objects]})
+
+
+def _workload_kind(kind: str) -> str:
+    """The kind as named in the path: ``Deployment`` or ``deployments``."""
+    for known in WORKLOAD_KINDS:
+        if kind in (known, known.lower(), f"{known.lower()}s"):
+            return known
+    raise _BadRequest(
+        f"kind: Unsupported value: {kind!r}: supported values: {', '.join(WORKLOAD_KINDS)}"
+    )
 
 
 def _int_param(request: HttpRequest, name: str, default: int, maximum: int | None = None) -> int:

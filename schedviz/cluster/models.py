@@ -198,6 +198,65 @@ class CSINode(KubeResource):
         constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="csinode_unique")]
 
 
+class Service(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="service_unique")
+        ]
+
+
+class Deployment(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="deployment_unique"
+            )
+        ]
+
+
+class ReplicaSet(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="replicaset_unique"
+            )
+        ]
+
+
+class ReplicationController(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="replicationcontroller_unique"
+            )
+        ]
+
+
+class StatefulSet(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="statefulset_unique"
+            )
+        ]
+
+
+class DaemonSet(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="daemonset_unique"
+            )
+        ]
+
+
+class Job(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "namespace", "name"], name="job_unique")
+        ]
+
+
 # Kind name (as in kube.objects and manifests) -> model.
 KIND_MODELS: dict[str, type[KubeResource]] = {
     "Node": Node,
@@ -209,7 +268,23 @@ KIND_MODELS: dict[str, type[KubeResource]] = {
     "PersistentVolumeClaim": PersistentVolumeClaim,
     "StorageClass": StorageClass,
     "CSINode": CSINode,
+    "Service": Service,
+    "Deployment": Deployment,
+    "ReplicaSet": ReplicaSet,
+    "ReplicationController": ReplicationController,
+    "StatefulSet": StatefulSet,
+    "DaemonSet": DaemonSet,
+    "Job": Job,
 }
+# The kinds whose controllers create pods (schedviz.kube.controllers.workloads).
+WORKLOAD_KINDS = (
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+)
 
 
 class Change(models.Model):

@@ -16,6 +16,8 @@ from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
 from schedviz.cluster.models import (
+    KIND_MODELS,
+    WORKLOAD_KINDS,
     ApiToken,
     Change,
     Cluster,
@@ -29,10 +31,17 @@ from schedviz.cluster.models import (
     ShareLink,
 )
 from schedviz.cluster.queue_state import clusters_due
-from schedviz.cluster.services import ObjectNotFound, api_token_hash, scheduler_config_document
+from schedviz.cluster.services import (
+    SCALABLE_KINDS,
+    ObjectNotFound,
+    api_token_hash,
+    scheduler_config_document,
+)
+from schedviz.cluster.services.workloads import controller_uid
+from schedviz.kube.controllers.workloads import job_active_count
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import go_quote
-from schedviz.kube.objects import POD_FAILED, POD_SUCCEEDED, RESOURCE_PODS
+from schedviz.kube.objects import POD_FAILED, POD_SUCCEEDED, RESOURCE_PODS, DaemonSet, Job, Workload
 from schedviz.kube.objects import Node as KubeNode
 from schedviz.kube.objects import Pod as KubePod
 from schedviz.kube.resources import pod_requests, to_int
@@ -373,3 +382,73 @@ def seconds_until_held_leases_expire(cluster_id: int | None = None) -> float:
         for lease in leases
     ]
     return max([0.0, *remaining])
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSummary:
+    """One workload: its replicas as asked for, the pods its controller made, those bound."""
+
+    kind: str
+    namespace: str
+    name: str
+    desired: int
+    created: int
+    bound: int
+    scalable: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "replicas": self.desired,
+            "created": self.created,
+            "bound": self.bound,
+            "scalable": self.scalable,
+        }
+
+
+def workload_list(*, cluster: Cluster) -> list[WorkloadSummary]:
+    """Every workload by kind, namespace and name, with its pods counted (a Deployment's are
+    those of its ReplicaSets)."""
+    pods_by_owner: dict[str, list[bool]] = {}
+    for manifest, node_name in Pod.objects.filter(cluster=cluster).values_list(
+        "manifest", "node_name"
+    ):
+        owner = controller_uid(manifest)
+        if owner:
+            pods_by_owner.setdefault(owner, []).append(bool(node_name))
+    workloads = []
+    for kind in WORKLOAD_KINDS:
+        for row in (
+            KIND_MODELS[kind]._default_manager.filter(cluster=cluster).order_by("namespace", "name")
+        ):
+            workload = decode_object(row.manifest)
+            assert isinstance(workload, Workload)
+            workloads.append(workload)
+    replica_sets_of: dict[str, list[str]] = {}
+    for workload in workloads:
+        if workload.kind == "ReplicaSet":
+            owner = controller_uid(workload.manifest)
+            replica_sets_of.setdefault(owner, []).append(workload.uid)
+    summaries = []
+    for workload in workloads:
+        uids = replica_sets_of.get(workload.uid, []) if workload.kind == "Deployment" else []
+        bound = [b for uid in [workload.uid, *uids] for b in pods_by_owner.get(uid, [])]
+        desired = workload.replicas
+        if isinstance(workload, Job):
+            desired = job_active_count(workload)
+        elif isinstance(workload, DaemonSet):
+            desired = len(bound)
+        summaries.append(
+            WorkloadSummary(
+                kind=workload.kind,
+                namespace=workload.namespace,
+                name=workload.name,
+                desired=desired,
+                created=len(bound),
+                bound=sum(bound),
+                scalable=workload.kind in SCALABLE_KINDS,
+            )
+        )
+    return summaries

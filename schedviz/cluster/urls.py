@@ -12,6 +12,17 @@ urlpatterns = [
     path("clusters/<int:cluster_id>/export", api.cluster_export, name="export"),
     path("clusters/<int:cluster_id>/pods", api.pods, name="pods"),
     path("clusters/<int:cluster_id>/pods/<str:namespace>/<str:name>", api.pod_detail, name="pod"),
+    path("clusters/<int:cluster_id>/workloads", api.workloads, name="workloads"),
+    path(
+        "clusters/<int:cluster_id>/workloads/<str:kind>/<str:namespace>/<str:name>",
+        api.workload_detail,
+        name="workload",
+    ),
+    path(
+        "clusters/<int:cluster_id>/workloads/<str:kind>/<str:namespace>/<str:name>/scale",
+        api.workload_scale,
+        name="workload_scale",
+    ),
     path("clusters/<int:cluster_id>/cycles", api.cycles, name="cycles"),
     path("clusters/<int:cluster_id>/debug", api.cluster_debug, name="debug"),
     path(

@@ -52,7 +52,7 @@ from schedviz.scheduler.framework.plugins.volumebinding.storage import (
     VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
     claim_storage_class,
 )
-from schedviz.scheduler.store import ADDED, MODIFIED, ClusterAPI
+from schedviz.scheduler.store import ADDED, DELETED, MODIFIED, ClusterAPI
 
 ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
@@ -64,12 +64,24 @@ class PersistentVolumeController:
     def __init__(self, api: ClusterAPI) -> None:
         self._api = api
         self._syncing = False
+        # What this controller wrote, until the informers show it: upstream's controller puts
+        # each object it writes into its own cache at once (storeVolumeUpdate,
+        # storeClaimUpdate), so a live store that hears of writes later never offers a
+        # volume it just bound to another claim, nor binds a claim twice.
+        self._written_volumes: dict[str, PersistentVolume] = {}
+        self._written_claims: dict[str, PersistentVolumeClaim] = {}
 
     def start(self) -> None:
         self._api.watch(self._on_event)
         self.sync_all()
 
     def _on_event(self, event_type: str, old: Any, new: Any) -> None:
+        if event_type == DELETED:
+            if isinstance(old, PersistentVolumeClaim):
+                self._written_claims.pop(old.key, None)
+            elif isinstance(old, PersistentVolume):
+                self._written_volumes.pop(old.name, None)
+            return
         if self._syncing or event_type not in (ADDED, MODIFIED):
             return
         if isinstance(new, PersistentVolumeClaim):
@@ -92,7 +104,10 @@ class PersistentVolumeController:
         """syncUnboundClaim for a claim that names no volume yet."""
         current = self._api.get("PersistentVolumeClaim", claim.key)
         if not isinstance(current, PersistentVolumeClaim) or current.volume_name:
+            self._written_claims.pop(claim.key, None)
             return
+        if claim.key in self._written_claims:
+            return  # bound by this controller; the informers have not shown it yet
         storage_class = self._storage_class(current)
         delayed = (
             storage_class is not None
@@ -105,12 +120,26 @@ class PersistentVolumeController:
             if isinstance(node, Node) and storage_class is not None and _provisions(storage_class):
                 self._provision(current, storage_class, node)
             return
-        volumes = self._api.list_objects("PersistentVolume")
-        volume = find_matching_volume(current, volumes, None, {})
+        volume = find_matching_volume(current, self._volumes(), None, {})
         if volume is not None:
             self._bind(volume, current, provisioned=False)
         elif storage_class is not None and _provisions(storage_class):
             self._provision(current, storage_class, None)
+
+    def _volumes(self) -> list[PersistentVolume]:
+        """The informers' volumes with this controller's writes they do not show yet."""
+        volumes = {v.name: v for v in self._api.list_objects("PersistentVolume")}
+        for name, written in list(self._written_volumes.items()):
+            cached = volumes.get(name)
+            if cached is not None and cached.claim_ref == written.claim_ref:
+                del self._written_volumes[name]
+            else:
+                volumes[name] = written
+        return list(volumes.values())
+
+    def _write_volume(self, volume: PersistentVolume) -> None:
+        self._api.apply(volume)
+        self._written_volumes[volume.name] = volume
 
     def _storage_class(self, claim: PersistentVolumeClaim) -> StorageClass | None:
         name = claim_storage_class(claim)
@@ -120,15 +149,15 @@ class PersistentVolumeController:
     def _bind(
         self, volume: PersistentVolume, claim: PersistentVolumeClaim, *, provisioned: bool
     ) -> None:
-        self._api.apply(dataclasses.replace(volume, claim_ref=claim.key, phase=PV_PHASE_BOUND))
+        self._write_volume(dataclasses.replace(volume, claim_ref=claim.key, phase=PV_PHASE_BOUND))
         annotations = {**claim.annotations, ANN_BIND_COMPLETED: "yes"}
         if not provisioned:
             annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
-        self._api.apply(
-            dataclasses.replace(
-                claim, volume_name=volume.name, phase=PVC_PHASE_BOUND, annotations=annotations
-            )
+        bound = dataclasses.replace(
+            claim, volume_name=volume.name, phase=PVC_PHASE_BOUND, annotations=annotations
         )
+        self._api.apply(bound)
+        self._written_claims[claim.key] = bound
 
     def _provision(
         self, claim: PersistentVolumeClaim, storage_class: StorageClass, node: Node | None
@@ -161,7 +190,7 @@ class PersistentVolumeController:
             }
         )
         assert isinstance(volume, PersistentVolume)
-        self._api.apply(volume)
+        self._write_volume(volume)
         claim = dataclasses.replace(
             claim,
             annotations={**claim.annotations, ANN_STORAGE_PROVISIONER: storage_class.provisioner},

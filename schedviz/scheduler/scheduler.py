@@ -347,11 +347,20 @@ class Scheduler(EventHandlers, ScheduleOne):
             if not self.queue_was_empty:
                 continue  # popped a pod that needed no cycle (not ours, or assumed)
             wake = self.next_wakeup()
-            if wake is None or (not self._permit_waits() and self._backoff_retries_futile()):
+            if wake is None or self.retries_futile():
                 return cycles
             advance(max(wake, self.clock.now()))
         self.stopped_at_cap = True
         return cycles
+
+    def retries_futile(self) -> bool:
+        """Nothing in activeQ, no pod waits at Permit, and every pod in backoffQ was last tried
+        on the cluster as it is now: what is left to do would decide as before."""
+        return (
+            not len(self.queue.active_q)
+            and not self._permit_waits()
+            and self._backoff_retries_futile()
+        )
 
     def _permit_waits(self) -> bool:
         return any(

@@ -85,6 +85,7 @@ ARGUMENTS = {
     "export_format": "yaml",
     "node": "n1",
     "plugin": "NodeResourcesFit",
+    "kind": "Deployment",
 }
 
 
@@ -181,6 +182,8 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
         "control",
         "pod_new",
         "pod_delete",
+        "workload_scale",
+        "workload_delete",
         "node_new",
         "node",
         "node_cordon",

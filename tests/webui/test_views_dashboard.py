@@ -727,13 +727,13 @@ def test_a_live_clusters_queue_panel_counts_from_the_clock_now_not_the_last_save
         text="apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
         "spec: {containers: [{name: c, image: busybox}]}",
     )
-    run_cluster(cluster.pk)  # no node: the pod waits in unschedulablePods
+    run_cluster(cluster.pk)  # no node: retried on every backoff until the runner gives up its slice
     # Ten wall seconds later, with no runner: ten scheduler minutes.
     Cluster.objects.filter(pk=cluster.pk).update(
         clock_anchor_wall=models.F("clock_anchor_wall") - 10
     )
     html = client.get(f"/clusters/{cluster.pk}/").content.decode()
-    shown = re.search(r"after cycle 1 · scheduler time ([\d.]+) s", html)
+    shown = re.search(r"after cycle \d+ · scheduler time ([\d.]+) s", html)
     assert shown is not None and float(shown.group(1)) >= 600.0
 
 

@@ -17,7 +17,14 @@ from schedviz.cluster.clock import cluster_clock_time
 from schedviz.cluster.models import Cluster, Cycle, PendingPods, Pod
 from schedviz.cluster.queue_state import queue_state_get
 from worker import dispatch
-from worker.runner import STOP_GONE, STOP_IDLE, STOP_MAX_SECONDS, STOP_UP_TO_DATE, run_cluster
+from worker.runner import (
+    FUTILE_SLICE,
+    STOP_GONE,
+    STOP_IDLE,
+    STOP_MAX_SECONDS,
+    STOP_UP_TO_DATE,
+    run_cluster,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -190,3 +197,18 @@ def test_at_a_billion_times_wall_speed_the_loop_makes_progress_and_stops_on_time
     result = run_cluster(cluster.pk, max_seconds=2)
     assert time.monotonic() - started < 10
     assert result.stopped == STOP_MAX_SECONDS and result.cycles >= 2
+
+
+def test_a_runner_only_retrying_an_erroring_pod_gives_its_worker_up_and_wakes_for_the_retry() -> (
+    None
+):
+    # No node at all: an error, retried every podMaxBackoffSeconds (10 s) for ever, which at
+    # speed 100 is due every 0.1 wall seconds, always within the in-place wait.
+    cluster = services.cluster_create(name="nowhere", speed=100.0)
+    services.manifests_apply(cluster=cluster, text=BIG_POD)
+    started = time.monotonic()
+    result = run_cluster(cluster.pk)
+    assert time.monotonic() - started < FUTILE_SLICE + 3
+    assert result.stopped == STOP_IDLE
+    assert result.wake_in is not None and result.wake_in <= 0.2
+    assert len(attempts(cluster)) >= 3

@@ -19,9 +19,11 @@ The services are split by area, one module each: ``errors`` (ServiceError and it
 ``clusters`` (clusters, run state, speed, clock mode, and the runner a write asks for),
 ``debugger`` (the step debugger), ``stored`` (objects as stored, and the helpers every object
 write shares), ``apply`` (manifests applied, the scheduler configuration), ``delete``,
-``updates`` (a node edited; the scheduler's bind, pod status and plugin writes), ``records``
-(events, cycles, pending pods), ``export`` and ``access`` (API tokens, share links). This
-package re-exports every public name, so callers write ``services.pod_bind(...)``.
+``workloads`` (what the workload controllers create when one is applied) and ``scale``,
+``updates`` (a node edited; the scheduler's bind, pod status, plugin and PV controller
+writes), ``records`` (events, cycles, pending pods), ``export`` and ``access`` (API tokens,
+share links). This package re-exports every public name, so callers write
+``services.pod_bind(...)``.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from schedviz.cluster.services.delete import ObjectRef, manifests_delete, object
 from schedviz.cluster.services.errors import BindConflict, Conflict, ObjectNotFound, ServiceError
 from schedviz.cluster.services.export import cluster_export_yaml, scheduler_config_document
 from schedviz.cluster.services.records import cycles_create, events_create, pending_pods_record
+from schedviz.cluster.services.scale import SCALABLE_KINDS, workload_scale, workload_sync
 from schedviz.cluster.services.stored import KIND_ORDER, kind_of
 from schedviz.cluster.services.updates import (
     POD_SCHEDULED_CONDITION,
@@ -81,6 +84,7 @@ __all__ = [
     "DEBUG_ACTIONS",
     "KIND_ORDER",
     "POD_SCHEDULED_CONDITION",
+    "SCALABLE_KINDS",
     "SCHEDULER_CONFIG_TYPE_NAME",
     "AppliedObject",
     "ApplyResult",
@@ -126,4 +130,6 @@ __all__ = [
     "scheduler_config_document",
     "share_link_create",
     "share_link_revoke",
+    "workload_scale",
+    "workload_sync",
 ]

@@ -39,7 +39,13 @@ from schedviz.cluster.services.stored import (
     _type_name,
     kind_of,
 )
+from schedviz.cluster.services.workloads import (
+    controller_uid,
+    created_for_workloads,
+    pods_to_delete,
+)
 from schedviz.kube.admission import admit_pods, admit_priority_classes
+from schedviz.kube.controllers.workloads import job_active_count
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import (
     DocumentError,
@@ -54,10 +60,16 @@ from schedviz.kube.load import (
     load_files,
     load_manifests,
 )
+from schedviz.kube.names import GENERATE_NAME_ATTEMPTS
 from schedviz.kube.objects import (
+    Job,
     KubeObject,
     Pod,
     PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+    Workload,
 )
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
@@ -310,7 +322,77 @@ def _unstored_kinds(objects: Sequence[KubeObject]) -> list[str]:
     return [f"{kind} objects cannot be stored in a cluster (yet)" for kind in kinds]
 
 
-def _apply(cluster: Cluster, manifests: Manifests, *, create_only: bool = False) -> ApplyResult:
+def _with_controlled(cluster: Cluster, objects: Sequence[KubeObject]) -> list[KubeObject]:
+    """The objects and, after them, what the workload controllers create for the workloads
+    among them; a generated pod name that is taken is drawn again, as the API server retries
+    (``GENERATE_NAME_ATTEMPTS``)."""
+    limit = settings.SCHEDVIZ_MAX_PODS_PER_CLUSTER
+    too_many = [
+        f"{kind_of(o)} {go_quote(o.name)}: {field}: Invalid value: {count}: more pods than "
+        f"a cluster may hold ({limit}, SCHEDVIZ_MAX_PODS_PER_CLUSTER)"
+        for o in objects
+        if isinstance(o, Workload)
+        for field, count in [_pods_asked(o)]
+        if count > limit
+    ]
+    if too_many:
+        # Refused before the controllers make that many pods in memory.
+        raise ServiceError(too_many)
+    given = {o.key for o in objects if isinstance(o, Pod)}
+    seed = _name_seed(cluster)
+    for attempt in range(GENERATE_NAME_ATTEMPTS + 1):
+        created = created_for_workloads(cluster, objects, seed + attempt)
+        pods = [o for o in created if isinstance(o, Pod)]
+        keys = [pod.key for pod in pods]
+        taken = given | set(_rows_by_key(cluster, "Pod", (pod.name for pod in pods)))
+        generated = set(keys) - _stateful_keys(created)
+        if not generated & taken and len(set(keys)) == len(keys):
+            return [*objects, *created]
+    raise ServiceError(["the names generated for the workloads' pods are taken; apply again"])
+
+
+def _pods_asked(workload: Workload) -> tuple[str, int]:
+    """The field that says how many pods the workload's controller makes at once, and that
+    number."""
+    if isinstance(workload, Job):
+        return "spec.parallelism", job_active_count(workload)
+    return "spec.replicas", workload.replicas
+
+
+def _stateful_keys(created: Sequence[KubeObject]) -> set[str]:
+    """Pods with fixed names (a StatefulSet's ordinals), which an existing pod keeps."""
+    return {
+        o.key
+        for o in created
+        if isinstance(o, Pod) and any(r.kind == "StatefulSet" for r in o.owner_references)
+    }
+
+
+def _scale_down(cluster: Cluster, objects: Sequence[KubeObject]) -> list[AppliedObject]:
+    """Deletes the pods past the replicas of the ReplicaSets, ReplicationControllers and
+    StatefulSets among ``objects`` (services.workloads.pods_to_delete)."""
+    # Deleting is delete.py's, which imports this module.
+    from schedviz.cluster.services.delete import _delete_rows
+
+    doomed: list[KubeResource] = []
+    for obj in objects:
+        if isinstance(obj, ReplicaSet | ReplicationController | StatefulSet):
+            rows = [
+                row
+                for row in PodRow.objects.filter(cluster=cluster, namespace=obj.namespace)
+                if controller_uid(row.manifest) == obj.uid
+            ]
+            doomed.extend(pods_to_delete(rows, obj))
+    return _delete_rows(cluster, doomed) if doomed else []
+
+
+def _apply(
+    cluster: Cluster,
+    manifests: Manifests,
+    *,
+    create_only: bool = False,
+    start_runner: bool = True,
+) -> ApplyResult:
     config_document, errors = _scheduler_config_plan(manifests.scheduler_configs)
     errors = _unstored_kinds(manifests.objects) + errors
     if errors:
@@ -318,7 +400,7 @@ def _apply(cluster: Cluster, manifests: Manifests, *, create_only: bool = False)
     with transaction.atomic():
         _lock(cluster)
         try:
-            objects = _admit(cluster, manifests.objects)
+            objects = _admit(cluster, _with_controlled(cluster, manifests.objects))
         except ManifestError as error:
             raise ServiceError(_manifest_errors(error)) from None
         writes, errors = _plan_writes(cluster, objects, create_only=create_only)
@@ -328,9 +410,11 @@ def _apply(cluster: Cluster, manifests: Manifests, *, create_only: bool = False)
         result = ApplyResult(
             objects=_execute_writes(cluster, writes), skipped_notice=manifests.skipped_notice
         )
+        result.objects += _scale_down(cluster, objects)
         if config_document is not None:
             result.scheduler_config = _scheduler_config_store(cluster, config_document)
-        _start_runner_on_commit(cluster.id)
+        if start_runner:
+            _start_runner_on_commit(cluster.id)
     return result
 
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from schedviz.cluster import validation
 from schedviz.cluster.models import (
     KIND_MODELS,
+    WORKLOAD_KINDS,
     Change,
     Cluster,
     KubeResource,
@@ -22,12 +23,14 @@ from schedviz.cluster.services.stored import (
     _MAX_NAMES_IN_QUERY,
     _QUALIFIED_RESOURCES,
     _append_changes,
+    _decode,
     _lock,
     _manager,
     _manifest_errors,
     _namespace_of,
     kind_of,
 )
+from schedviz.cluster.services.workloads import controller_uid
 from schedviz.kube.errors import (
     ManifestError,
     go_quote,
@@ -35,6 +38,7 @@ from schedviz.kube.errors import (
 from schedviz.kube.load import (
     load_manifests,
 )
+from schedviz.kube.objects import Workload
 
 
 def _delete_rows(cluster: Cluster, rows: Sequence[KubeResource]) -> list[AppliedObject]:
@@ -49,6 +53,25 @@ def _delete_rows(cluster: Cluster, rows: Sequence[KubeResource]) -> list[Applied
                         if (type(inner).__name__, inner.pk) not in seen:
                             seen.add((type(inner).__name__, inner.pk))
                             doomed.append(inner)
+    # The garbage collector's part: what a deleted workload controls goes with it (a
+    # Deployment's ReplicaSet, and that one's pods).
+    index = 0
+    while index < len(doomed):
+        row = doomed[index]
+        index += 1
+        if type(row).__name__ not in WORKLOAD_KINDS:
+            continue
+        owner = _decode(row.manifest)
+        assert isinstance(owner, Workload)
+        # A StatefulSet's claims stay (persistentVolumeClaimRetentionPolicy's default, Retain).
+        owned_kinds = ("ReplicaSet", "Pod") if owner.kind == "Deployment" else ("Pod",)
+        for kind in owned_kinds:
+            for inner in _manager(KIND_MODELS[kind]).filter(
+                cluster=cluster, namespace=owner.namespace
+            ):
+                if controller_uid(inner.manifest) == owner.uid and (kind, inner.pk) not in seen:
+                    seen.add((kind, inner.pk))
+                    doomed.append(inner)
     _append_changes(
         cluster,
         [

@@ -40,6 +40,13 @@ KIND_ORDER = (
     "PersistentVolumeClaim",
     "Node",
     "PodDisruptionBudget",
+    "Service",
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
     "Pod",
 )
 _API_VERSIONS = {kind: api_version for (api_version, kind) in KINDS}

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from schedviz.cluster.models import (
+    KIND_MODELS,
     Change,
     Cluster,
     KubeResource,
@@ -25,8 +26,11 @@ from schedviz.cluster.services.stored import (
     _append_changes,
     _decode,
     _lock,
+    _manager,
+    _namespace_of,
     _row_fields,
     _rows_by_key,
+    _stored_manifest,
     kind_of,
 )
 from schedviz.kube.errors import (
@@ -60,6 +64,19 @@ def _update_row(
     row.manifest = manifest
     row.resource_version = change.id
     row.save(update_fields=[*fields, "manifest", "resource_version"])
+    return row
+
+
+def _create_row(cluster: Cluster, obj: KubeObject) -> KubeResource:
+    """Writes a new object's row with its ADDED change."""
+    manifest = _stored_manifest(obj)
+    (change,) = _append_changes(
+        cluster,
+        [(kind_of(obj), _namespace_of(obj), obj.name, Change.Type.ADDED, manifest)],
+    )
+    row: KubeResource = _manager(KIND_MODELS[kind_of(obj)]).create(
+        cluster=cluster, manifest=manifest, resource_version=change.id, **_row_fields(obj)
+    )
     return row
 
 
@@ -240,12 +257,16 @@ def _scheduler_manifest(obj: KubeObject, stored: dict[str, Any]) -> dict[str, An
 
 
 def objects_apply_from_scheduler(*, cluster: Cluster, objects: Sequence[KubeObject]) -> None:
-    """The PV and PVC updates the volume binder makes (claimRef, volumeName, phase, annotations)."""
+    """The PV and PVC updates the volume binder and the PV controller make (claimRef,
+    volumeName, phase, annotations), and the volumes the controller provisions."""
     with transaction.atomic():
         for obj in objects:
             if not isinstance(obj, PersistentVolume | PersistentVolumeClaim):
                 raise ServiceError([f"the scheduler does not write {kind_of(obj)} objects"])
             row = _rows_by_key(cluster, kind_of(obj), [obj.name]).get(obj.key)
+            if row is None and isinstance(obj, PersistentVolume):
+                _create_row(cluster, obj)
+                continue
             if row is None:
                 raise ObjectNotFound(
                     [f"{_QUALIFIED_RESOURCES[kind_of(obj)]} {go_quote(obj.name)} not found"]

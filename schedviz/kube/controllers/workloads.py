@@ -64,6 +64,7 @@ STATEFUL_SET_POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 OBJECT_NAME_FIELD = "metadata.name"
+DESIRED_REPLICAS_ANNOTATION = "deployment.kubernetes.io/desired-replicas"
 
 _API_VERSIONS = {
     "Deployment": "apps/v1",
@@ -182,6 +183,14 @@ def _generated_pods(
     ]
 
 
+def replica_pods(
+    owner: ReplicaSet | ReplicationController, count: int, names: NameGenerator
+) -> list[Pod]:
+    """manageReplicas' creations: ``count`` pods of the owner's template, named from
+    ``<owner>-``."""
+    return _generated_pods(owner, owner.template, count, names)
+
+
 def replica_set_for(deployment: Deployment, collision_count: int | None = None) -> ReplicaSet:
     """getNewReplicaSet: ``<deployment>-<hash>``, the hash as a label on it, its selector and
     its template's labels; the Deployment's replicas and a controller ownerReference."""
@@ -214,7 +223,7 @@ def replica_set_for(deployment: Deployment, collision_count: int | None = None) 
             "name": f"{deployment.name}-{template_hash}",
             "namespace": deployment.namespace,
             "labels": {**_labels(template)},
-            "annotations": {"deployment.kubernetes.io/desired-replicas": str(deployment.replicas)},
+            "annotations": {DESIRED_REPLICAS_ANNOTATION: str(deployment.replicas)},
             "ownerReferences": [_controller_ref(deployment)],
         },
         "spec": {
@@ -406,9 +415,18 @@ class WorkloadControllers:
     def expand(self, objects: Sequence[KubeObject]) -> list[KubeObject]:
         """The objects with, after each workload, what its controller creates at once."""
         nodes = [o for o in objects if isinstance(o, Node)]
+        # A workload given with what it controls (an exported cluster) has made it already.
+        controllers = {
+            ref.uid
+            for o in objects
+            for ref in getattr(o, "owner_references", ())
+            if ref.controller and ref.uid
+        }
         result: list[KubeObject] = []
         for obj in objects:
             result.append(obj)
+            if isinstance(obj, Workload) and obj.uid in controllers:
+                continue
             if isinstance(obj, Deployment):
                 replica_set = replica_set_for(obj)
                 result.append(replica_set)

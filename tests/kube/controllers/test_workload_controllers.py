@@ -237,3 +237,17 @@ def test_an_indexed_job_names_and_annotates_each_pod_with_its_index() -> None:
     pods = pods_of(expand(text))
     assert [p.annotations["batch.kubernetes.io/job-completion-index"] for p in pods] == ["0", "1"]
     assert re.fullmatch(f"j-1-{SUFFIX}", pods[1].name)
+
+
+def test_a_workload_given_with_what_it_controls_creates_nothing_more() -> None:
+    """An exported cluster holds the Deployment, its ReplicaSet and the pods: loading it again
+    must not make a second set of pods."""
+    first = expand(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+        f"spec:\n  replicas: 3{TEMPLATE}"
+    )
+    assert len(pods_of(first)) == 3
+    again = WorkloadControllers(seed=2).expand(first)
+    assert [(type(o).__name__, o.name) for o in again] == [
+        (type(o).__name__, o.name) for o in first
+    ]

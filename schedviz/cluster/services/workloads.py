@@ -1,0 +1,187 @@
+"""Workloads in the live cluster: what their controllers create when one is applied, scaled or
+deleted, written in the same transaction as the request, each object with its Change row.
+
+The pods come from ``schedviz.kube.controllers.workloads``, as ``manage.py simulate`` makes
+them. A workload's pods are those whose controller ownerReference carries its uid
+(upstream's controllers adopt by selector too; here only what a controller made is its own).
+Scaling down deletes pods in the order of pkg/controller/replicaset ``getPodsToDelete``
+(controller_utils.go ``ActivePods``) as far as the stored state tells it: unscheduled before
+scheduled, then the newest first; a StatefulSet drops its highest ordinals.
+
+Deliberately different: no rollout (a Deployment applied again with another template keeps its
+ReplicaSet), DaemonSets and Jobs create their pods once (no node added later gets a daemon pod,
+no Job completes). An OrderedReady StatefulSet's next ordinal is created once the one before
+is bound (the runner asks for it: ``workload_sync``), as ``simulate`` does.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+
+from schedviz.cluster.models import KIND_MODELS, WORKLOAD_KINDS, Cluster, KubeResource
+from schedviz.cluster.models import Node as NodeRow
+from schedviz.cluster.models import Pod as PodRow
+from schedviz.cluster.services.stored import _manager, kind_of
+from schedviz.kube.controllers.workloads import (
+    DESIRED_REPLICAS_ANNOTATION,
+    daemon_set_pods,
+    job_pods,
+    replica_pods,
+    replica_set_for,
+    stateful_set_claims,
+    stateful_set_pod,
+)
+from schedviz.kube.decode import decode_object
+from schedviz.kube.names import NameGenerator
+from schedviz.kube.objects import (
+    DaemonSet,
+    Deployment,
+    Job,
+    KubeObject,
+    Node,
+    ReplicaSet,
+    ReplicationController,
+    StatefulSet,
+    Workload,
+)
+
+
+def controller_uid(manifest: dict[str, object]) -> str:
+    """The uid of the controller ownerReference of a stored manifest ("" when none)."""
+    metadata = manifest.get("metadata")
+    owners = metadata.get("ownerReferences") if isinstance(metadata, dict) else None
+    for owner in owners if isinstance(owners, list) else []:
+        if isinstance(owner, dict) and owner.get("controller"):
+            return str(owner.get("uid", ""))
+    return ""
+
+
+def _stored_owned(cluster: Cluster, kind: str, namespace: str) -> dict[str, list[KubeResource]]:
+    """The stored rows of ``kind`` in the namespace, by their controller's uid."""
+    owned: dict[str, list[KubeResource]] = {}
+    for row in (
+        _manager(KIND_MODELS[kind]).filter(cluster=cluster, namespace=namespace).order_by("id")
+    ):
+        uid = controller_uid(row.manifest)
+        if uid:
+            owned.setdefault(uid, []).append(row)
+    return owned
+
+
+def _given_owned(objects: Iterable[KubeObject], uid: str) -> list[KubeObject]:
+    return [o for o in objects if controller_uid(getattr(o, "manifest", {})) == uid]
+
+
+def _nodes(cluster: Cluster, objects: Sequence[KubeObject]) -> list[Node]:
+    given = {o.name: o for o in objects if isinstance(o, Node)}
+    stored = []
+    for row in NodeRow.objects.filter(cluster=cluster).exclude(name__in=list(given)):
+        node = decode_object(row.manifest)
+        assert isinstance(node, Node)
+        stored.append(node)
+    return [*stored, *given.values()]
+
+
+def created_for_workloads(
+    cluster: Cluster, objects: Sequence[KubeObject], seed: int
+) -> list[KubeObject]:
+    """What the controllers create for the workloads among ``objects``: the objects they own
+    that exist neither stored nor among ``objects`` (a Deployment's ReplicaSet, the missing
+    replicas, a StatefulSet's missing ordinals and their claims, a new DaemonSet's or Job's
+    pods)."""
+    names = NameGenerator(seed)
+    owned: dict[tuple[str, str], dict[str, list[KubeResource]]] = {}
+
+    def stored_owned(kind: str, namespace: str) -> dict[str, list[KubeResource]]:
+        # Read once per kind and namespace: nothing is written until the caller has them all.
+        if (kind, namespace) not in owned:
+            owned[kind, namespace] = _stored_owned(cluster, kind, namespace)
+        return owned[kind, namespace]
+
+    created: list[KubeObject] = []
+    pending: list[KubeObject] = [o for o in objects if kind_of(o) in WORKLOAD_KINDS]
+    nodes: list[Node] | None = None
+    while pending:
+        workload = pending.pop(0)
+        assert isinstance(workload, Workload)
+        everything = [*objects, *created]
+        if isinstance(workload, Deployment):
+            if _given_owned(everything, workload.uid):
+                continue
+            stored = stored_owned("ReplicaSet", workload.namespace).get(workload.uid)
+            replica_set = _scaled(stored[-1], workload.replicas) if stored else None
+            if replica_set is None and not stored:
+                replica_set = replica_set_for(workload)
+            if replica_set is not None:
+                created.append(replica_set)
+                pending.append(replica_set)
+            continue
+        stored_pods = stored_owned("Pod", workload.namespace).get(workload.uid, [])
+        given_pods = _given_owned(everything, workload.uid)
+        have = len(stored_pods) + len(given_pods)
+        if isinstance(workload, ReplicaSet | ReplicationController):
+            if have < workload.replicas:
+                created.extend(replica_pods(workload, workload.replicas - have, names))
+        elif isinstance(workload, StatefulSet):
+            created.extend(_missing_ordinals(workload, stored_pods, given_pods))
+        elif have == 0 and isinstance(workload, DaemonSet):
+            nodes = nodes if nodes is not None else _nodes(cluster, objects)
+            created.extend(daemon_set_pods(workload, nodes, names))
+        elif have == 0 and isinstance(workload, Job):
+            created.extend(job_pods(workload, names))
+    return created
+
+
+def _missing_ordinals(
+    sts: StatefulSet, stored: Sequence[KubeResource], given: Sequence[KubeObject]
+) -> list[KubeObject]:
+    """The ordinals below ``replicas`` that have no pod, with their claims; OrderedReady
+    creates only the lowest, and only once every ordinal before it runs (here: is bound), as
+    the StatefulSet controller's monotonic update does."""
+    bound = {r.name: bool(getattr(r, "node_name", "")) for r in stored}
+    bound.update({o.name: bool(getattr(o, "node_name", "")) for o in given})
+    ordered = sts.pod_management_policy == "OrderedReady"
+    created: list[KubeObject] = []
+    for ordinal in range(sts.replicas):
+        name = f"{sts.name}-{ordinal}"
+        if name in bound:
+            if ordered and not bound[name]:
+                break
+            continue
+        created.extend(stateful_set_claims(sts, ordinal))
+        created.append(stateful_set_pod(sts, ordinal))
+        if ordered:
+            break
+    return created
+
+
+def _scaled(row: KubeResource, replicas: int) -> ReplicaSet | None:
+    """The stored ReplicaSet of a Deployment with the Deployment's replicas, as its
+    controller scales it; None when it has them already."""
+    manifest = copy.deepcopy(row.manifest)
+    if manifest.get("spec", {}).get("replicas") == replicas:
+        return None
+    manifest.setdefault("spec", {})["replicas"] = replicas
+    annotations = manifest.setdefault("metadata", {}).setdefault("annotations", {})
+    annotations[DESIRED_REPLICAS_ANNOTATION] = str(replicas)
+    replica_set = decode_object(manifest)
+    assert isinstance(replica_set, ReplicaSet)
+    return replica_set
+
+
+def pods_to_delete(rows: Sequence[PodRow], workload: Workload) -> list[PodRow]:
+    """The pods a scale-down to ``workload.replicas`` deletes: a StatefulSet's highest
+    ordinals; otherwise unscheduled before scheduled, the newest first (getPodsToDelete)."""
+    extra = len(rows) - workload.replicas
+    if extra <= 0:
+        return []
+    if isinstance(workload, StatefulSet):
+        prefix = f"{workload.name}-"
+
+        def ordinal(row: PodRow) -> int:
+            suffix = row.name[len(prefix) :]
+            return int(suffix) if suffix.isdigit() else -1
+
+        return sorted(rows, key=ordinal, reverse=True)[:extra]
+    return sorted(rows, key=lambda r: (bool(r.node_name), -r.pk))[:extra]

@@ -1,0 +1,213 @@
+"""Workloads in the live cluster: applied, scaled and deleted with their pods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from schedviz.cluster import services
+from schedviz.cluster.models import Change, Cluster, Pod, ReplicaSet, StatefulSet
+from schedviz.cluster.services import ServiceError
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_runners(settings: Any) -> None:
+    settings.SCHEDVIZ_START_RUNNERS = False
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    return services.cluster_create(name="test")
+
+
+def workload(kind: str, name: str, replicas: int = 3, **spec: Any) -> str:
+    api_version = "v1" if kind == "ReplicationController" else "apps/v1"
+    selector: Any = (
+        {"app": name} if kind == "ReplicationController" else {"matchLabels": {"app": name}}
+    )
+    return yaml.safe_dump(
+        {
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {"name": name},
+            "spec": {
+                "replicas": replicas,
+                "selector": selector,
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
+                **spec,
+            },
+        }
+    )
+
+
+def pods_of(cluster: Cluster) -> list[Pod]:
+    return list(Pod.objects.filter(cluster=cluster).order_by("id"))
+
+
+def test_applying_a_deployment_creates_its_replica_set_and_pods(cluster: Cluster) -> None:
+    result = services.manifests_apply(cluster=cluster, text=workload("Deployment", "web"))
+    replica_set = ReplicaSet.objects.get(cluster=cluster)
+    template_hash = replica_set.manifest["metadata"]["labels"]["pod-template-hash"]
+    assert replica_set.name == f"web-{template_hash}"
+    assert replica_set.manifest["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
+    pods = pods_of(cluster)
+    assert len(pods) == 3
+    for pod in pods:
+        assert pod.name.startswith(f"{replica_set.name}-")
+        assert len(pod.name) == len(replica_set.name) + 6
+        labels = pod.manifest["metadata"]["labels"]
+        assert labels == {"app": "web", "pod-template-hash": template_hash}
+        owner = pod.manifest["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["controller"]) == (
+            "ReplicaSet",
+            replica_set.name,
+            True,
+        )
+    assert result.lines[0] == "deployment.apps/web created"
+    assert [line.split("/")[0] for line in result.lines[1:]] == ["replicaset.apps"] + ["pod"] * 3
+    kinds = list(Change.objects.filter(cluster=cluster).values_list("kind", flat=True))
+    assert kinds == ["Deployment", "ReplicaSet", "Pod", "Pod", "Pod"]
+    assert all(p.resource_version for p in pods)
+
+
+def test_applying_a_deployment_again_creates_nothing(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("Deployment", "web"))
+    changes = Change.objects.filter(cluster=cluster).count()
+    services.manifests_apply(cluster=cluster, text=workload("Deployment", "web"))
+    assert Change.objects.filter(cluster=cluster).count() == changes
+    assert len(pods_of(cluster)) == 3
+
+
+def test_an_ordered_ready_statefulset_creates_the_next_ordinal_once_the_last_is_bound(
+    cluster: Cluster,
+) -> None:
+    services.manifests_apply(
+        cluster=cluster, text=workload("StatefulSet", "db", replicas=3, serviceName="db")
+    )
+    assert [p.name for p in pods_of(cluster)] == ["db-0"]
+    sync = {"cluster": cluster, "kind": "StatefulSet", "namespace": "default", "name": "db"}
+    services.workload_sync(**sync)
+    assert [p.name for p in pods_of(cluster)] == ["db-0"]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    services.manifests_apply(cluster=cluster, text=yaml.safe_dump(node))
+    services.pod_bind(cluster=cluster, namespace="default", name="db-0", node_name="n1")
+    services.workload_sync(**sync)
+    assert [p.name for p in pods_of(cluster)] == ["db-0", "db-1"]
+
+
+def test_a_parallel_statefulset_gets_its_ordinals(cluster: Cluster) -> None:
+    services.manifests_apply(
+        cluster=cluster,
+        text=workload(
+            "StatefulSet", "db", replicas=2, serviceName="db", podManagementPolicy="Parallel"
+        ),
+    )
+    assert [p.name for p in pods_of(cluster)] == ["db-0", "db-1"]
+    services.workload_scale(
+        cluster=cluster, kind="StatefulSet", namespace="default", name="db", replicas=1
+    )
+    assert [p.name for p in pods_of(cluster)] == ["db-0"]
+    assert StatefulSet.objects.get(cluster=cluster).manifest["spec"]["replicas"] == 1
+
+
+def test_scaling_up_creates_pods_with_new_names(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("ReplicaSet", "rs", replicas=2))
+    before = {p.name for p in pods_of(cluster)}
+    services.workload_scale(
+        cluster=cluster, kind="ReplicaSet", namespace="default", name="rs", replicas=4
+    )
+    after = {p.name for p in pods_of(cluster)}
+    assert before < after and len(after) == 4
+
+
+def test_scaling_a_deployment_down_deletes_pending_pods_first_then_the_newest(
+    cluster: Cluster,
+) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("Deployment", "web", replicas=4))
+    first, second, third, fourth = pods_of(cluster)
+    for bound in (first, third):
+        Pod.objects.filter(pk=bound.pk).update(node_name="n1")
+    services.workload_scale(
+        cluster=cluster, kind="Deployment", namespace="default", name="web", replicas=1
+    )
+    assert [p.name for p in pods_of(cluster)] == [first.name]
+    assert ReplicaSet.objects.get(cluster=cluster).manifest["spec"]["replicas"] == 1
+    deleted = Change.objects.filter(cluster=cluster, type=Change.Type.DELETED)
+    assert [c.name for c in deleted] == [fourth.name, second.name, third.name]
+
+
+def test_deleting_a_deployment_deletes_its_replica_set_and_pods(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("Deployment", "web"))
+    deleted = services.objects_delete(
+        cluster=cluster, refs=[services.ObjectRef("Deployment", "web", "default")]
+    )
+    assert [d.kind for d in deleted] == ["Deployment", "ReplicaSet", "Pod", "Pod", "Pod"]
+    assert not pods_of(cluster)
+    assert not ReplicaSet.objects.filter(cluster=cluster).exists()
+
+
+def test_scale_refuses_bad_input_and_saves_nothing(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("ReplicaSet", "rs", replicas=1))
+    changes = Change.objects.filter(cluster=cluster).count()
+    with pytest.raises(ServiceError, match=r"spec\.replicas"):
+        services.workload_scale(
+            cluster=cluster, kind="ReplicaSet", namespace="default", name="rs", replicas=-1
+        )
+    with pytest.raises(ServiceError, match="cannot be scaled"):
+        services.workload_scale(
+            cluster=cluster, kind="DaemonSet", namespace="default", name="rs", replicas=1
+        )
+    with pytest.raises(services.ObjectNotFound, match='"nope" not found'):
+        services.workload_scale(
+            cluster=cluster, kind="ReplicaSet", namespace="default", name="nope", replicas=1
+        )
+    assert Change.objects.filter(cluster=cluster).count() == changes
+
+
+def test_an_invalid_workload_saves_nothing(cluster: Cluster) -> None:
+    text = workload("Deployment", "web") + "---\n" + workload("Deployment", "Bad_Name")
+    with pytest.raises(ServiceError):
+        services.manifests_apply(cluster=cluster, text=text)
+    assert not Change.objects.filter(cluster=cluster).exists()
+    assert not pods_of(cluster)
+
+
+def test_services_are_stored(cluster: Cluster) -> None:
+    text = yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+        }
+    )
+    assert services.manifests_apply(cluster=cluster, text=text).lines == ["service/web created"]
+
+
+def test_an_exported_cluster_applied_again_gets_no_second_set_of_pods(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("Deployment", "web"))
+    exported = services.cluster_export_yaml(cluster=cluster)
+    copy = services.cluster_create(name="copy")
+    services.manifests_apply(cluster=copy, text=exported)
+    assert sorted(p.name for p in pods_of(copy)) == sorted(p.name for p in pods_of(cluster))
+    assert ReplicaSet.objects.filter(cluster=copy).count() == 1
+
+
+def test_replicas_past_the_pod_limit_are_refused_before_any_pod_is_made(
+    cluster: Cluster, settings: Any
+) -> None:
+    settings.SCHEDVIZ_MAX_PODS_PER_CLUSTER = 10
+    with pytest.raises(ServiceError) as caught:
+        services.manifests_apply(cluster=cluster, text=workload("Deployment", "web", 2**31 - 1))
+    assert caught.value.errors == [
+        'Deployment "web": spec.replicas: Invalid value: 2147483647: more pods than a cluster '
+        "may hold (10, SCHEDVIZ_MAX_PODS_PER_CLUSTER)"
+    ]
+    assert not Change.objects.filter(cluster=cluster).exists()
