@@ -787,9 +787,9 @@ def _megabytes(amount: int) -> str:
 
 
 class _StoredObjects:
-    """The objects besides pods and nodes that the plugins read, from the cluster's rows: its
-    Namespaces and the like (``KIND_MODELS``). The live cluster stores no Services or
-    controllers, so the default spreading selector finds none, as the scheduler does."""
+    """The objects besides pods and nodes that the plugins read, from the cluster's rows
+    (``KIND_MODELS``): Namespaces for affinity terms, Services and controllers for the default
+    spreading selector; a kind not stored lists nothing."""
 
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster

@@ -36,7 +36,7 @@ def fill(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("cluster", "0008_queue_state_and_live_clock_anchor")]
+    dependencies = [("cluster", "0009_workloads_and_services")]
 
     operations = [
         migrations.AddField(
