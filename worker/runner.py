@@ -355,8 +355,9 @@ def _tenure(
             # Another runner holds the lease after a loss: what browsers hear is its status.
             if result.stopped not in (STOP_RESTART, STOP_LEASE_LOST):
                 extra = {"error": result.error} if result.error else {}
-                publisher.status("idle", stopped=result.stopped, **extra)
+                # What is still due goes first: the idle status is the last word browsers hear.
                 publisher.flush(force=True)
+                publisher.status("idle", stopped=result.stopped, **extra)
     # A lost lease may have expired without anyone taking it: take it again (a fresh list)
     # unless another runner holds it now.
     if result.stopped in (STOP_RESTART, STOP_LEASE_LOST):
