@@ -76,6 +76,7 @@ from schedviz.cluster.services.updates import (
     node_update,
     objects_apply_from_scheduler,
     pod_bind,
+    pods_for_bind,
     pod_update_status,
 )
 
@@ -124,6 +125,7 @@ __all__ = [
     "objects_delete",
     "pending_pods_record",
     "pod_bind",
+    "pods_for_bind",
     "pod_create",
     "pod_delete",
     "pod_update_status",
