@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists
 
 from schedviz.cluster.models import (
     KIND_MODELS,
@@ -211,8 +212,6 @@ def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
     namespace, name = row.namespace, row.name
     if row.node_name:
         raise _bind_conflict(name, row.node_name)
-    if not NodeRow.objects.filter(cluster=cluster, name=node_name).exists():
-        raise ObjectNotFound([f"nodes {go_quote(node_name)} not found"])
     manifest = copy.deepcopy(row.manifest)
     manifest.setdefault("spec", {})["nodeName"] = node_name
     status = manifest.setdefault("status", {})
@@ -221,13 +220,17 @@ def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
     (change,) = _append_changes(
         cluster, [("Pod", namespace, name, Change.Type.MODIFIED, manifest)]
     )
-    won = PodRow.objects.filter(
-        id=row.id, node_name="", resource_version=row.resource_version
-    ).update(
-        node_name=node_name,
-        manifest=manifest,
-        conditions=conditions,
-        resource_version=change.id,
+    # One statement: the pod is still unbound and as read, and the node exists.
+    node = NodeRow.objects.filter(cluster=cluster, name=node_name)
+    won = (
+        PodRow.objects.filter(id=row.id, node_name="", resource_version=row.resource_version)
+        .filter(Exists(node))
+        .update(
+            node_name=node_name,
+            manifest=manifest,
+            conditions=conditions,
+            resource_version=change.id,
+        )
     )
     if not won:
         current = PodRow.objects.filter(id=row.id).values_list("node_name", flat=True).first()
@@ -235,6 +238,8 @@ def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
             raise ObjectNotFound([f"pods {go_quote(name)} not found"])
         if current:
             raise _bind_conflict(name, current)
+        if not node.exists():
+            raise ObjectNotFound([f"nodes {go_quote(node_name)} not found"])
         raise _RowChanged
     return PodBinding(change.id, row.resource_version, manifest)
 
