@@ -76,8 +76,8 @@ from schedviz.cluster.services.updates import (
     node_update,
     objects_apply_from_scheduler,
     pod_bind,
-    pods_for_bind,
     pod_update_status,
+    pods_for_bind,
 )
 
 __all__ = [
@@ -125,10 +125,10 @@ __all__ = [
     "objects_delete",
     "pending_pods_record",
     "pod_bind",
-    "pods_for_bind",
     "pod_create",
     "pod_delete",
     "pod_update_status",
+    "pods_for_bind",
     "scheduler_config_document",
     "share_link_create",
     "share_link_revoke",

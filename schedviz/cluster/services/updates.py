@@ -159,7 +159,9 @@ class PodBinding:
     manifest: dict[str, Any]
 
 
-def pods_for_bind(*, cluster: Cluster, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], PodRow]:
+def pods_for_bind(
+    *, cluster: Cluster, keys: Collection[tuple[str, str]]
+) -> dict[tuple[str, str], PodRow]:
     """The rows of pods about to be bound, by (namespace, name), read in one query: a group of
     binds reads them once, in its transaction, and gives each to ``pod_bind`` (``row``)."""
     by_namespace: dict[str, list[str]] = {}
@@ -217,9 +219,7 @@ def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
     status = manifest.setdefault("status", {})
     status["conditions"] = _set_condition(status.get("conditions") or [], POD_SCHEDULED_CONDITION)
     conditions = _set_condition(row.conditions, POD_SCHEDULED_CONDITION)
-    (change,) = _append_changes(
-        cluster, [("Pod", namespace, name, Change.Type.MODIFIED, manifest)]
-    )
+    (change,) = _append_changes(cluster, [("Pod", namespace, name, Change.Type.MODIFIED, manifest)])
     # One statement: the pod is still unbound and as read, and the node exists.
     node = NodeRow.objects.filter(cluster=cluster, name=node_name)
     won = (
