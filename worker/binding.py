@@ -27,6 +27,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from schedviz.kube.objects import Pod
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.runtime.framework import Framework
 from schedviz.scheduler.framework.types import QueuedPodInfo
@@ -79,14 +80,15 @@ class GroupBindingScheduler(Scheduler):
             return
         super().emit(trace)
 
-    def bind_deferred(self, group: Callable[[], AbstractContextManager[None]]) -> bool:
-        """Runs the deferred binding cycles inside ``group`` (one transaction), then emits the
-        traces held meanwhile in cycle order; whether there were any. When ``group`` raises
-        (the lease lost, the connection dropped) nothing of them is kept: the runner stops."""
+    def bind_deferred(self, group: Callable[[list[Pod]], AbstractContextManager[None]]) -> bool:
+        """Runs the deferred binding cycles inside ``group`` (one transaction, told the pods it
+        binds), then emits the traces held meanwhile in cycle order; whether there were any.
+        When ``group`` raises (the lease lost, the connection dropped) nothing of them is kept:
+        the runner stops."""
         bindings, self.deferred = self.deferred, []
         held, self._held = self._held, []
         if bindings:
-            with group():
+            with group([binding.assumed_info.pod for binding in bindings]):
                 for binding in bindings:
                     started = time.perf_counter()
                     super().run_binding_cycle(

@@ -39,7 +39,7 @@ import dataclasses
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -47,6 +47,7 @@ from django.db import InterfaceError, OperationalError, transaction
 
 from schedviz.cluster import services
 from schedviz.cluster.models import KIND_MODELS, Change, Cluster, NamespacedResource
+from schedviz.cluster.models import Pod as PodRow
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import DocumentError, InvalidObjectError
 from schedviz.kube.objects import KubeObject, Pod, PodCondition
@@ -125,6 +126,8 @@ class DatabaseStore(ClusterStore):
         self._own_binds: dict[int, services.PodBinding] = {}
         # Inside ``group``: the lease was checked when its transaction began.
         self._grouped = False
+        # Inside ``group``: the rows of the pods it binds, by (namespace, name), read at once.
+        self._bind_rows: dict[tuple[str, str], PodRow] = {}
 
     # ------------------------------------------------------------------ list and watch
 
@@ -316,16 +319,24 @@ class DatabaseStore(ClusterStore):
             raise
 
     @contextmanager
-    def group(self) -> Iterator[None]:
+    def group(self, pods: Sequence[Pod] = ()) -> Iterator[None]:
         """One transaction for several writes (the runner's group commit of binds), fenced by
         the lease once; each ``write`` inside is a savepoint. ``LeaseLostError`` when the lease
-        is no longer this runner's: then nothing inside runs."""
+        is no longer this runner's: then nothing inside runs. The rows of ``pods`` (those the
+        group binds) are read at once, and each bind takes its own (``services.pod_bind``'s
+        compare-and-set includes the resourceVersion read, so a row changed meanwhile is read
+        again)."""
         with self.write():
             self._grouped = True
             try:
+                if pods:
+                    self._bind_rows = services.pods_for_bind(
+                        cluster=self.cluster, keys={(pod.namespace, pod.name) for pod in pods}
+                    )
                 yield
             finally:
                 self._grouped = False
+                self._bind_rows = {}
 
     def apply(self, obj: KubeObject) -> None:
         with self.write():
@@ -354,6 +365,7 @@ class DatabaseStore(ClusterStore):
                     namespace=pod.namespace,
                     name=pod.name,
                     node_name=node_name,
+                    row=self._bind_rows.pop((pod.namespace, pod.name), None),
                 )
         except services.ServiceError as error:
             message = str(error)

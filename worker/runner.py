@@ -74,7 +74,8 @@ logger = logging.getLogger(__name__)
 
 # How often the loop re-reads the cluster's run state, speed and pending steps.
 CONTROL_INTERVAL = 0.2
-# Cycle and Event rows are written every FLUSH_CYCLES cycles or FLUSH_INTERVAL seconds.
+# Cycle and Event rows are written every FLUSH_CYCLES cycles or FLUSH_INTERVAL seconds after the
+# last write ended.
 FLUSH_CYCLES = 50
 FLUSH_INTERVAL = 0.2
 # On the live clock, binding cycles wait for a group commit (worker/binding.py) of at most
@@ -874,7 +875,16 @@ class _Session:
     def _flush(self, *, final: bool = False) -> None:
         """Writes the cycles and events finished, with the queue now and then; ``final``: the
         queue and the wake-up in any case (the runner stops)."""
-        self.last_flush = now = time.monotonic()
+        try:
+            self._write_pending(final=final)
+        finally:
+            # From the end of the write: a write that took longer than FLUSH_INTERVAL (a big
+            # queue saved, a loaded machine) leaves the next cycles time to run before another,
+            # rather than one write after every cycle.
+            self.last_flush = time.monotonic()
+
+    def _write_pending(self, *, final: bool) -> None:
+        now = time.monotonic()
         traces = list(self.pending.values())
         self.pending = {}
         events = self.store.take_events()

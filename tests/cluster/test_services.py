@@ -479,6 +479,37 @@ def test_bind_that_loses_the_race_after_reading_fails_and_writes_nothing(cluster
     assert Pod.objects.get(cluster=cluster, name="p1").node_name == "n1"
 
 
+def test_bind_of_a_row_read_before_another_change_reads_it_again_and_keeps_that_change(
+    cluster: Cluster,
+) -> None:
+    services.manifests_apply(cluster=cluster, text=docs(node("n1"), pod("p1")))
+    stale = services.pods_for_bind(cluster=cluster, keys=[("default", "p1")])[("default", "p1")]
+    labelled = pod_manifest("p1")
+    labelled["metadata"]["labels"] = {"tier": "web"}
+    services.manifests_apply(cluster=cluster, text=yaml.safe_dump(labelled))
+    binding = services.pod_bind(
+        cluster=cluster, namespace="default", name="p1", node_name="n1", row=stale
+    )
+    bound = Pod.objects.get(cluster=cluster, name="p1")
+    assert (bound.node_name, bound.manifest["metadata"]["labels"]) == ("n1", {"tier": "web"})
+    assert binding.bound_from != stale.resource_version
+    assert Change.objects.filter(cluster=cluster, name="p1", type="MODIFIED").count() == 2
+
+
+def test_pods_for_bind_reads_the_rows_of_several_namespaces_at_once(cluster: Cluster) -> None:
+    services.manifests_apply(
+        cluster=cluster,
+        text=docs(
+            pod("p1"), pod("p2"), pod("p3").replace("name: p3", "name: p3\n  namespace: other")
+        ),
+    )
+    rows = services.pods_for_bind(
+        cluster=cluster, keys=[("default", "p1"), ("other", "p3"), ("default", "ghost")]
+    )
+    assert sorted(rows) == [("default", "p1"), ("other", "p3")]
+    assert rows[("other", "p3")].resource_version > 0
+
+
 def test_bind_of_a_missing_pod_or_node(cluster: Cluster) -> None:
     services.manifests_apply(cluster=cluster, text=pod("p1"))
     with pytest.raises(ObjectNotFound, match='pods "ghost" not found'):

@@ -117,11 +117,11 @@ class PausingGroup:
         self.resume = threading.Event()
         real = DatabaseStore.group
 
-        def group(store: DatabaseStore) -> Any:
+        def group(store: DatabaseStore, pods: Any = ()) -> Any:
             if not self.paused.is_set():
                 self.paused.set()
                 assert self.resume.wait(timeout=30)
-            return real(store)
+            return real(store, pods)
 
         monkeypatch.setattr(DatabaseStore, "group", group)
 

@@ -496,3 +496,27 @@ def test_a_runner_process_killed_in_or_after_a_bind_loses_nothing_and_binds_noth
     assert list(Cycle.objects.filter(cluster=cluster).values_list("number", flat=True)) == list(
         range(1, 7 - was_bound)
     )
+
+
+def test_writes_slower_than_the_flush_interval_still_leave_cycles_between_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster = live_cluster(2, 30)
+    monkeypatch.setattr(runner, "FLUSH_INTERVAL", 0.1)
+    monkeypatch.setattr(runner, "FLUSH_CYCLES", 5)
+    monkeypatch.setattr(runner, "BIND_BATCH", 1)  # each trace ready after its own cycle
+    real_write = runner._Session._write_records
+    writes: list[int] = []
+
+    def slow_write(session: Any, traces: list[Any], *args: Any, **kwargs: Any) -> None:
+        if traces:
+            writes.append(len(traces))
+            time.sleep(0.15)  # longer than the interval: a big queue saved on a loaded machine
+        real_write(session, traces, *args, **kwargs)
+
+    monkeypatch.setattr(runner._Session, "_write_records", slow_write)
+    result = run_cluster(cluster.pk)
+    assert result.stopped == STOP_IDLE and result.cycles == 30
+    assert sum(writes) == 30
+    # Timed from the end of the last write, not its start: not one write per cycle.
+    assert len(writes) <= 15

@@ -16,6 +16,7 @@ from schedviz.cluster import services
 from schedviz.cluster.clock import cluster_clock_time
 from schedviz.cluster.models import Cluster, Cycle, PendingPods, Pod
 from schedviz.cluster.queue_state import queue_state_get
+from schedviz.scheduler.backend.queue.persistence import POD_FIELDS
 from worker import dispatch
 from worker.runner import (
     FUTILE_SLICE,
@@ -77,7 +78,8 @@ def test_an_unschedulable_pod_is_not_retried_by_a_change_its_plugins_ignore() ->
     assert (first.stopped, first.cycles) == (STOP_IDLE, 1)
     saved = queue_state_get(cluster_id=cluster.pk)
     assert saved is not None
-    (entry,) = saved.state["queue"]["unschedulablePods"]
+    (saved_entry,) = saved.state["queue"]["unschedulablePods"]
+    entry = dict(zip(POD_FIELDS, saved_entry, strict=True))
     assert (entry["pod"], entry["attempts"], entry["unschedulablePlugins"]) == (
         "default/big",
         1,

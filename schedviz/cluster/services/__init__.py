@@ -77,6 +77,7 @@ from schedviz.cluster.services.updates import (
     objects_apply_from_scheduler,
     pod_bind,
     pod_update_status,
+    pods_for_bind,
 )
 
 __all__ = [
@@ -127,6 +128,7 @@ __all__ = [
     "pod_create",
     "pod_delete",
     "pod_update_status",
+    "pods_for_bind",
     "scheduler_config_document",
     "share_link_create",
     "share_link_revoke",

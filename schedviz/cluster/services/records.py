@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from schedviz.cluster.models import (
     Cluster,
@@ -141,7 +142,7 @@ def pending_pods_record(
     queue: dict[str, Any] | None = None,
     scheduler_time: float = 0.0,
     last_cycle: int = 0,
-) -> PendingPods:
+) -> None:
     """Keeps how many pods the runner's queue holds by sub-queue (active, backoff,
     unschedulable, gated), for scheduler_pending_pods on /metrics, and the queue itself at
     ``scheduler_time``, after cycle ``last_cycle``."""
@@ -149,5 +150,10 @@ def pending_pods_record(
         name: counts.get(name, 0) for name in ("active", "backoff", "unschedulable", "gated")
     }
     fields.update(queue=queue, scheduler_time=scheduler_time, last_cycle=last_cycle)
-    row, _ = PendingPods.objects.update_or_create(cluster=cluster, defaults=fields)
-    return row
+    # An update, not update_or_create: that reads the row first, the saved queue state with it
+    # (the whole queue as JSON, decoded on every batch of cycles for nothing).
+    with transaction.atomic():
+        if not PendingPods.objects.filter(cluster=cluster).update(
+            updated_at=timezone.now(), **fields
+        ):
+            PendingPods.objects.create(cluster=cluster, **fields)

@@ -5,11 +5,12 @@ pod status, the objects its plugins changed), none of which starts a runner.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists
 
 from schedviz.cluster.models import (
     KIND_MODELS,
@@ -20,7 +21,7 @@ from schedviz.cluster.models import (
 from schedviz.cluster.models import Node as NodeRow
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.cluster.services.clusters import _start_runner_on_commit
-from schedviz.cluster.services.errors import BindConflict, ObjectNotFound, ServiceError
+from schedviz.cluster.services.errors import BindConflict, Conflict, ObjectNotFound, ServiceError
 from schedviz.cluster.services.stored import (
     _QUALIFIED_RESOURCES,
     _append_changes,
@@ -158,40 +159,88 @@ class PodBinding:
     manifest: dict[str, Any]
 
 
-def pod_bind(*, cluster: Cluster, namespace: str, name: str, node_name: str) -> PodBinding:
+def pods_for_bind(
+    *, cluster: Cluster, keys: Collection[tuple[str, str]]
+) -> dict[tuple[str, str], PodRow]:
+    """The rows of pods about to be bound, by (namespace, name), read in one query: a group of
+    binds reads them once, in its transaction, and gives each to ``pod_bind`` (``row``)."""
+    by_namespace: dict[str, list[str]] = {}
+    for namespace, name in keys:
+        by_namespace.setdefault(namespace, []).append(name)
+    rows: dict[tuple[str, str], PodRow] = {}
+    for namespace, names in by_namespace.items():
+        for row in PodRow.objects.filter(cluster=cluster, namespace=namespace, name__in=names):
+            rows[(row.namespace, row.name)] = row
+    return rows
+
+
+class _RowChanged(Exception):
+    """The pod's row changed (not its node) after it was read: read it again."""
+
+
+# How many times a bind reads the pod again when its row changed in between.
+BIND_READS = 3
+
+
+def pod_bind(
+    *, cluster: Cluster, namespace: str, name: str, node_name: str, row: PodRow | None = None
+) -> PodBinding:
     """The pods/binding subresource: a compare-and-set of the pod's node, once, never twice.
+
+    ``row``: the pod's row as read earlier in the caller's transaction (``pods_for_bind``), not
+    read again. The set is conditional on the resourceVersion read as well as on the pod being
+    unbound: a pod changed in between (its labels, its status) is read again, its change kept.
 
     Raises BindConflict with the API server's message when the pod is bound already (also
     when another bind won between reading the pod and writing it), ObjectNotFound when the
     pod or the node does not exist.
     """
-    with transaction.atomic():
-        row = _pod_for_update(cluster, namespace, name)
-        if row.node_name:
-            raise _bind_conflict(name, row.node_name)
-        if not NodeRow.objects.filter(cluster=cluster, name=node_name).exists():
-            raise ObjectNotFound([f"nodes {go_quote(node_name)} not found"])
-        manifest = copy.deepcopy(row.manifest)
-        manifest.setdefault("spec", {})["nodeName"] = node_name
-        status = manifest.setdefault("status", {})
-        status["conditions"] = _set_condition(
-            status.get("conditions") or [], POD_SCHEDULED_CONDITION
-        )
-        conditions = _set_condition(row.conditions, POD_SCHEDULED_CONDITION)
-        (change,) = _append_changes(
-            cluster, [("Pod", namespace, name, Change.Type.MODIFIED, manifest)]
-        )
-        won = PodRow.objects.filter(id=row.id, node_name="").update(
+    for _ in range(BIND_READS):
+        try:
+            with transaction.atomic():
+                read = row if row is not None else _pod_for_update(cluster, namespace, name)
+                return _bind(cluster, read, node_name)
+        except _RowChanged:
+            row = None
+    raise Conflict(
+        [
+            f"Operation cannot be fulfilled on pods {go_quote(name)}: the object has been "
+            "modified; please apply your changes to the latest version and try again"
+        ]
+    )
+
+
+def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
+    namespace, name = row.namespace, row.name
+    if row.node_name:
+        raise _bind_conflict(name, row.node_name)
+    manifest = copy.deepcopy(row.manifest)
+    manifest.setdefault("spec", {})["nodeName"] = node_name
+    status = manifest.setdefault("status", {})
+    status["conditions"] = _set_condition(status.get("conditions") or [], POD_SCHEDULED_CONDITION)
+    conditions = _set_condition(row.conditions, POD_SCHEDULED_CONDITION)
+    (change,) = _append_changes(cluster, [("Pod", namespace, name, Change.Type.MODIFIED, manifest)])
+    # One statement: the pod is still unbound and as read, and the node exists.
+    node = NodeRow.objects.filter(cluster=cluster, name=node_name)
+    won = (
+        PodRow.objects.filter(id=row.id, node_name="", resource_version=row.resource_version)
+        .filter(Exists(node))
+        .update(
             node_name=node_name,
             manifest=manifest,
             conditions=conditions,
             resource_version=change.id,
         )
-        if not won:
-            current = PodRow.objects.filter(id=row.id).values_list("node_name", flat=True).first()
-            if current is None:
-                raise ObjectNotFound([f"pods {go_quote(name)} not found"])
+    )
+    if not won:
+        current = PodRow.objects.filter(id=row.id).values_list("node_name", flat=True).first()
+        if current is None:
+            raise ObjectNotFound([f"pods {go_quote(name)} not found"])
+        if current:
             raise _bind_conflict(name, current)
+        if not node.exists():
+            raise ObjectNotFound([f"nodes {go_quote(node_name)} not found"])
+        raise _RowChanged
     return PodBinding(change.id, row.resource_version, manifest)
 
 

@@ -33,7 +33,7 @@ from schedviz.scheduler.framework.types import (
 )
 
 # Bumped when the layout changes; data of another version is not restored (a fresh list is).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 PodLookup = Callable[[str], Pod | None]
 EncodeObject = Callable[[object], Any]
@@ -90,7 +90,7 @@ def queue_from_data(
     missing: list[str] = []
 
     def restore(entry: Any) -> QueuedPodInfo | None:
-        key = entry["pod"]
+        key = str(entry[0])
         pod = pods(key)
         if pod is None:
             missing.append(key)
@@ -136,7 +136,7 @@ def queue_from_data(
         for pinfo in pool:
             queue.unschedulable_pods.add_or_update(pinfo)
         queue.move_request_cycle = int(data["moveRequestCycle"])
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, IndexError, TypeError, ValueError) as error:
         raise QueueDataError(f"the saved queue is malformed: {error!r}") from error
     gone = set(missing)
     nominator = queue.nominator
@@ -149,37 +149,71 @@ def queue_from_data(
     return missing
 
 
-def _pod_to_data(pinfo: QueuedPodInfo) -> dict[str, Any]:
-    return {
-        "pod": pinfo.key,
-        "timestamp": pinfo.timestamp,
-        "attempts": pinfo.attempts,
-        "unschedulableCount": pinfo.unschedulable_count,
-        "consecutiveErrorsCount": pinfo.consecutive_errors_count,
-        "initialAttemptTimestamp": pinfo.initial_attempt_timestamp,
-        "unschedulablePlugins": sorted(pinfo.unschedulable_plugins),
-        "pendingPlugins": sorted(pinfo.pending_plugins),
-        "gatingPlugin": pinfo.gating_plugin,
-        "gatingPluginEvents": [_event_to_data(e) for e in pinfo.gating_plugin_events],
+# A queued pod's entry: a list of these fields, in this order (a list rather than an object: a
+# queue of 10000 pods is saved every second of a live run, and names repeated per pod would be
+# most of its bytes and of the time spent writing them).
+POD_FIELDS = (
+    "pod",
+    "timestamp",
+    "attempts",
+    "unschedulableCount",
+    "consecutiveErrorsCount",
+    "initialAttemptTimestamp",
+    "unschedulablePlugins",
+    "pendingPlugins",
+    "gatingPlugin",
+    "gatingPluginEvents",
+    "backoffExpiration",
+)
+
+
+def _pod_to_data(pinfo: QueuedPodInfo) -> list[Any]:
+    unschedulable, pending, events = (
+        pinfo.unschedulable_plugins,
+        pinfo.pending_plugins,
+        pinfo.gating_plugin_events,
+    )
+    return [
+        pinfo.pod_info.pod.key,
+        pinfo.timestamp,
+        pinfo.attempts,
+        pinfo.unschedulable_count,
+        pinfo.consecutive_errors_count,
+        pinfo.initial_attempt_timestamp,
+        sorted(unschedulable) if unschedulable else [],
+        sorted(pending) if pending else [],
+        pinfo.gating_plugin,
+        [_event_to_data(e) for e in events] if events else [],
         # -inf (Go's zero time) is not JSON: a cached "no backoff" is worked out again.
-        "backoffExpiration": _finite_or_none(pinfo.backoff_expiration),
-    }
+        _finite_or_none(pinfo.backoff_expiration),
+    ]
 
 
-def _pod_from_data(entry: dict[str, Any], pod: Pod) -> QueuedPodInfo:
-    initial = entry["initialAttemptTimestamp"]
-    expiry = entry["backoffExpiration"]
+def _pod_from_data(entry: list[Any], pod: Pod) -> QueuedPodInfo:
+    (
+        _,
+        timestamp,
+        attempts,
+        unschedulable_count,
+        consecutive_errors_count,
+        initial,
+        unschedulable_plugins,
+        pending_plugins,
+        gating_plugin,
+        gating_plugin_events,
+        expiry,
+    ) = entry
     return QueuedPodInfo(
         pod_info=PodInfo(pod),
-        timestamp=float(entry["timestamp"]),
-        attempts=int(entry["attempts"]),
-        unschedulable_count=int(entry["unschedulableCount"]),
-        consecutive_errors_count=int(entry["consecutiveErrorsCount"]),
+        timestamp=float(timestamp),
+        attempts=int(attempts),
+        unschedulable_count=int(unschedulable_count),
+        consecutive_errors_count=int(consecutive_errors_count),
         initial_attempt_timestamp=None if initial is None else float(initial),
-        unschedulable_plugins={str(p) for p in entry["unschedulablePlugins"]},
-        pending_plugins={str(p) for p in entry["pendingPlugins"]},
-        gating_plugin=str(entry["gatingPlugin"]),
-        gating_plugin_events=[_event_from_data(e) for e in entry["gatingPluginEvents"]],
+        unschedulable_plugins={str(p) for p in unschedulable_plugins},
+        pending_plugins={str(p) for p in pending_plugins},
+        gating_plugin=str(gating_plugin),
+        gating_plugin_events=[_event_from_data(e) for e in gating_plugin_events],
         backoff_expiration=None if expiry is None else float(expiry),
     )
 
