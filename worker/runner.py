@@ -637,7 +637,7 @@ class _Session:
             if worked:
                 last_activity = now
                 if now - last_slice >= FUTILE_SLICE:
-                    if self.scheduler.retries_futile():
+                    if self._only_futile_retries():
                         self._flush()
                         self.result.stopped = STOP_IDLE
                         return
@@ -651,6 +651,13 @@ class _Session:
                 self.result.stopped = STOP_IDLE
                 return
             time.sleep(IDLE_POLL)
+
+    def _only_futile_retries(self) -> bool:
+        """Whether all the work left is retrying pods in backoffQ on an unchanged cluster. With
+        backoffQ empty too there is no retry at all: the work was cycles of new pods (a stream
+        of them keeps the queue empty between cycles), and the runner stops once idle instead
+        of handing over to a new session, which lists the cluster again, every FUTILE_SLICE."""
+        return bool(len(self.scheduler.queue.backoff_q)) and self.scheduler.retries_futile()
 
     def _work(self) -> bool:
         """Runs what the run state allows; False when there is nothing to do now."""

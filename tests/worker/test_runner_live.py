@@ -112,6 +112,37 @@ def test_an_ended_session_leaves_no_listed_cluster_behind(monkeypatch: pytest.Mo
     assert all(bound(cluster).values())
 
 
+def test_a_runner_scheduling_a_stream_of_pods_keeps_its_session(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
+) -> None:
+    # Between two pods of a stream the queue is empty: no retry at all, not futile retries.
+    # Taken for those, the runner stopped every FUTILE_SLICE and a new session listed the
+    # cluster again (16 sessions in the 45 s soak test).
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 1
+    sessions: list[Any] = []
+    run = runner._Session.run
+
+    def run_and_count(session: Any) -> None:
+        sessions.append(session.result.stopped)
+        run(session)
+
+    monkeypatch.setattr(runner._Session, "run", run_and_count)
+    cluster = live_cluster(2, 0)
+    start(threads, cluster.pk)
+    wait_until(lambda: Lease.objects.filter(cluster=cluster).exclude(holder="").exists())
+    streamed_until = time.monotonic() + runner.FUTILE_SLICE * 2
+    number = 0
+    while time.monotonic() < streamed_until:
+        text = manifests(0, 1, prefix=f"stream{number}")
+        services.manifests_apply(cluster=cluster, text=text)
+        number += 1
+        time.sleep(0.1)
+    threads[0].join(timeout=30)
+    assert threads[0].result is not None and threads[0].result.stopped == STOP_IDLE
+    assert threads[0].result.cycles == number and all(bound(cluster).values())
+    assert len(sessions) == 1
+
+
 def test_paused_it_runs_only_the_steps_asked_for(settings: Any) -> None:
     cluster = live_cluster(1, 4, run_state=Cluster.RunState.PAUSED)
     Cluster.objects.filter(pk=cluster.pk).update(pending_steps=2)
