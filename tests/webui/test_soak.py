@@ -56,16 +56,22 @@ CONNECT_SECONDS = 60.0
 MAX_GAP_SECONDS = 10.0
 SETTLE_SECONDS = 60.0
 REQUEST_SECONDS = 30.0
-# What the server may grow by between the warm-up and the end: the pods themselves, which stay
-# (each is in the runner's informer cache, the scheduler's cache and its node's NodeInfo; about
-# 5-6 kB a pod measured: 2.7 MB for 625 pods in 45 s, 27 MB for 4500 in 300 s), twice that, plus
-# 20 MB for SQLite's page cache and the allocator settling. A backlog of messages, or state kept
-# per message sent (some 90,000 frames in 300 s), would grow past it.
-# 2026-11-26: after the persisted queue, workloads and per-card frames landed, 625 pods in 45 s
-# grew 32-43 MB (20-35 kB a pod beyond the base); the cause is not yet found (see the stop's
-# note), so the bound per pod is 48 kB until it is.
-RSS_BASE_BOUND_KB = 20_000
-RSS_PER_POD_KB = 48
+# What the server may grow by between the warm-up and the end: the pods themselves, which stay,
+# and no more. Measured 2026-11-26 (2-core machine, load 8-9): 3.0 and 4.9 MB for 625 pods in
+# 45 s, 10.1 MB for 1350 in 90 s; 7-9 kB a pod created after the warm-up (about 450 and 1174),
+# the same at both lengths. Of that, Python objects are about 3 kB a pod (object counts in the
+# server: one Pod, Container, PodInfo, Resource and cache _PodState each, no more): the decoded
+# pod in the informer cache about 1.4 kB, its PodInfo with the requests derived and kept by
+# identity (scheduler/framework/types.py, at most 4096 entries, ~1.5 kB each) about 1 kB, the
+# scheduler cache and its NodeInfo the rest. The other 4-6 kB are the C heap: free memory the
+# allocator keeps (malloc_trim gives back 2.7 of the 10.1 MB at 90 s) and SQLite's page caches
+# growing with the database (a pod's row, its change rows, its cycle). The bound is 12 kB a pod
+# plus 12 MB for the page caches and the allocator settling: a backlog of messages, or state
+# kept per message sent (some 90,000 frames in 300 s) or per runner session, grows past it.
+# Before, each runner session's listed cluster was kept by the next one's gc.freeze() and the
+# runner started a session every 2-3 s while pods streamed in: 27-43 MB in 45 s.
+RSS_BASE_BOUND_KB = 12_000
+RSS_PER_POD_KB = 12
 
 NODE = """
 apiVersion: v1

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -78,6 +80,67 @@ def test_a_live_runner_binds_every_pod_and_keeps_the_scheduler_clock() -> None:
     assert cluster.scheduler_time > 0
     times = list(Cycle.objects.filter(cluster=cluster).values_list("scheduler_time", flat=True))
     assert times == sorted(times)
+
+
+def test_an_ended_session_leaves_no_listed_cluster_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A session freezes the process for the collector (gc.freeze) and unfreezes it as it ends;
+    # its informer cache and scheduler, in reference cycles, are then garbage that only a full
+    # collection frees. Not freed as the session ends, the next session's freeze kept them for
+    # its lifetime, and so on: a server whose runner went round every few seconds kept every
+    # session's pods (tests/webui/test_soak.py). With the collector off, only the runner's own
+    # collection can free them here.
+    kept: list[weakref.ref[Any]] = []
+    run = runner._Session.run
+
+    def run_and_track(session: Any) -> None:
+        run(session)
+        kept.extend(weakref.ref(part) for part in (session, session.store, session.scheduler))
+
+    monkeypatch.setattr(runner._Session, "run", run_and_track)
+    cluster = live_cluster(2, 0)
+    gc.disable()
+    try:
+        for round_ in range(3):
+            text = manifests(0, 5, prefix=f"round{round_}")
+            services.manifests_apply(cluster=cluster, text=text)
+            result = run_cluster(cluster.pk)
+            assert result.stopped == STOP_IDLE and result.cycles == 5
+            assert len(kept) == 3 * (round_ + 1)
+            assert [ref() for ref in kept] == [None] * len(kept)
+    finally:
+        gc.enable()
+    assert all(bound(cluster).values())
+
+
+def test_a_runner_scheduling_a_stream_of_pods_keeps_its_session(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
+) -> None:
+    # Between two pods of a stream the queue is empty: no retry at all, not futile retries.
+    # Taken for those, the runner stopped every FUTILE_SLICE and a new session listed the
+    # cluster again (16 sessions in the 45 s soak test).
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 1
+    sessions: list[Any] = []
+    run = runner._Session.run
+
+    def run_and_count(session: Any) -> None:
+        sessions.append(session.result.stopped)
+        run(session)
+
+    monkeypatch.setattr(runner._Session, "run", run_and_count)
+    cluster = live_cluster(2, 0)
+    start(threads, cluster.pk)
+    wait_until(lambda: Lease.objects.filter(cluster=cluster).exclude(holder="").exists())
+    streamed_until = time.monotonic() + runner.FUTILE_SLICE * 2
+    number = 0
+    while time.monotonic() < streamed_until:
+        text = manifests(0, 1, prefix=f"stream{number}")
+        services.manifests_apply(cluster=cluster, text=text)
+        number += 1
+        time.sleep(0.1)
+    threads[0].join(timeout=30)
+    assert threads[0].result is not None and threads[0].result.stopped == STOP_IDLE
+    assert threads[0].result.cycles == number and all(bound(cluster).values())
+    assert len(sessions) == 1
 
 
 def test_paused_it_runs_only_the_steps_asked_for(settings: Any) -> None:
