@@ -699,7 +699,6 @@ class ScheduleOne:
                     results[node_info.name] = (position.get(status.plugin, 0), status)
             if error is not None or len(feasible) >= to_find:
                 break
-        walk.close()
         self._feasible_rows = (
             (feasible, feasible_rows, trace.all_nodes) if pending is not None else None
         )
