@@ -178,11 +178,13 @@ class CycleTrace:
             # Reached only for an unset slot: filter_results while a walk's columns are pending.
             if name == "filter_results":
                 pending = self.filter_columns
-                if pending is not None:
-                    results = pending.to_dict()
-                    self.filter_results = results
-                    self.filter_columns = None
-                    return results
+                if pending is None:
+                    # Another thread made the dict meanwhile (it sets it before the columns go).
+                    return object.__getattribute__(self, name)
+                results = pending.to_dict()
+                self.filter_results = results
+                self.filter_columns = None
+                return results
             raise AttributeError(name)
 
     def _rejected_at_pre_filter(self) -> bool:
