@@ -23,8 +23,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import repeat
-from operator import attrgetter, is_not, itemgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, eq, is_not, itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -68,10 +68,12 @@ from schedviz.scheduler.trace import (
     RESULT_UNSCHEDULABLE,
     RESULT_WAITING,
     CycleTrace,
+    FilterColumns,
 )
 
 if TYPE_CHECKING:
     from schedviz.scheduler.backend.cache.cache import Cache
+    from schedviz.scheduler.backend.cache.columns import IntArray
     from schedviz.scheduler.backend.cache.snapshot import Snapshot
     from schedviz.scheduler.backend.queue.scheduling_queue import PriorityQueue
     from schedviz.scheduler.clock import Clock
@@ -146,18 +148,27 @@ def select_host_of(
     a large cluster can tie on hundreds of nodes per cycle. test_schedule_one checks the two
     agree.
     """
-    best = max(totals)
-    ties = [name for name, total in zip(names, totals, strict=True) if total == best]
+    positions = tie_positions(totals)
+    return names[positions[_reservoir_pick(len(positions), rng)]], [names[i] for i in positions]
+
+
+def tie_positions(totals: Sequence[int]) -> list[int]:
+    """The positions of the highest totals, in order."""
+    return list(compress(range(len(totals)), map(eq, repeat(max(totals)), totals)))
+
+
+def _reservoir_pick(count: int, rng: random.Random) -> int:
+    """Which of ``count`` ties ``select_host_of`` keeps (see there)."""
     selected = 0
     getrandbits = rng.getrandbits
-    for count in range(2, len(ties) + 1):
-        k = count.bit_length()
+    for n in range(2, count + 1):
+        k = n.bit_length()
         draw = getrandbits(k)
-        while draw >= count:
+        while draw >= n:
             draw = getrandbits(k)
         if draw == 0:
-            selected = count - 1
-    return ties[selected], ties
+            selected = n - 1
+    return selected
 
 
 def truncate_message(message: str) -> str:
@@ -179,6 +190,9 @@ class ScheduleOne:
     async_work: list[Callable[[], None]]
     # The PostFilter result of the running cycle, re-read once its goroutines have run.
     _preemption_details: object | None = None
+    # The last column-wise filter walk's feasible list, their rows and the node order they are
+    # rows of: prioritize_nodes takes the rows from here when it scores that very list.
+    _feasible_rows: tuple[list[NodeInfo], list[int], tuple[str, ...]] | None = None
     clock: Clock
     rng: random.Random
     profiles: dict[str, Framework]
@@ -427,11 +441,16 @@ class ScheduleOne:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
         scores = self.prioritize_nodes(framework, state, pod, feasible, trace)
         # prioritize_nodes leaves the nodes' names and totals in the trace, in order.
-        host, ties = (
-            select_host_of(trace.score_nodes, trace.totals, self.rng)
-            if scores
-            else select_host(scores, self.rng)
-        )
+        if not scores:
+            host, ties = select_host(scores, self.rng)  # raises: nothing was scored
+        else:
+            positions = tie_positions(trace.totals)
+            names = trace.score_nodes
+            ties = [names[i] for i in positions]
+            host = ties[_reservoir_pick(len(positions), self.rng)]
+            score_rows = trace.score_rows
+            if score_rows is not None:
+                trace.tie_rows = [score_rows[i] for i in positions]
         trace.tie_set = ties
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
@@ -593,18 +612,40 @@ class ScheduleOne:
                 trace.filter_results[node_info.name] = (0, None)
             return feasible
         feasible = []
-        results = trace.filter_results
         rejected: list[tuple[str, Status]] = []
         error: _SchedulingError | None = None
-        passed_all = (len(filter_names), None)  # a feasible node's result, shared (immutable)
+        plugin_count = len(filter_names)
+        passed_all = (plugin_count, None)  # a feasible node's result, shared (immutable)
         framework.filter_durations.clear()
-        for batch, statuses in self._filter_walk(framework, state, pod, nodes, start, to_find):
+        # A column-wise walk records its outcomes as columns of rows (``FilterColumns``), made
+        # into the per-node dict only if read; feasible_rows follows feasible.
+        walk = self._filter_walk(framework, state, pod, nodes, start, to_find)
+        first = next(walk, None)
+        pending: FilterColumns | None = None
+        feasible_rows: list[int] = []
+        if (
+            first is not None
+            and first[2] is not None
+            and self.snapshot.node_names is trace.all_nodes
+            and not trace.filter_results
+        ):
+            pending = FilterColumns(trace.all_nodes)
+            trace.set_filter_columns(pending)
+        results = trace.filter_results if pending is None else {}
+        for batch, statuses, batch_rows in chain((first,) if first else (), walk):
             wanted = to_find - len(feasible)
             if not any(map(is_not, statuses, repeat(None))):
                 # Every node of the batch passed: take what is still wanted.
                 taken = batch[:wanted]
                 feasible.extend(taken)
-                results.update(zip(map(_name_of, taken), repeat(passed_all)))
+                if pending is not None and batch_rows is not None:
+                    taken_rows = batch_rows[:wanted]
+                    feasible_rows.extend(taken_rows)
+                    pending.rows.extend(taken_rows)
+                    pending.passed.extend(repeat(plugin_count, len(taken_rows)))
+                    pending.statuses.extend(repeat(None, len(taken_rows)))
+                else:
+                    results.update(zip(map(_name_of, taken), repeat(passed_all)))
                 if len(feasible) >= to_find:
                     break
                 continue
@@ -614,21 +655,34 @@ class ScheduleOne:
                 for status in distinct.values()
             ):
                 # Every node of the batch was rejected; its nodes share a few status objects
-                # (a class of nodes a plugin rejected alike shares one), so each outcome tuple
-                # is built once per status.
+                # (a class of nodes a plugin rejected alike shares one), so each outcome is
+                # worked out once per status.
                 names = list(map(_name_of, batch))
                 rejected.extend(zip(names, cast("list[Status]", statuses), strict=True))
-                outcome = {
-                    key: (position.get(status.plugin, 0), status)
+                passed_of = {
+                    key: position.get(status.plugin, 0)
                     for key, status in distinct.items()
                     if status is not None
                 }
+                if pending is not None and batch_rows is not None:
+                    pending.rows.extend(batch_rows)
+                    pending.passed.extend(map(passed_of.__getitem__, map(id, statuses)))
+                    pending.statuses.extend(statuses)
+                    continue
+                outcome = {key: (passed_of[key], distinct[key]) for key in passed_of}
                 results.update(zip(names, map(outcome.__getitem__, map(id, statuses)), strict=True))
                 continue
-            for node_info, status in zip(batch, statuses, strict=True):
+            for k, (node_info, status) in enumerate(zip(batch, statuses, strict=True)):
                 if status is None or status.code == Code.Success:
                     feasible.append(node_info)
-                    results[node_info.name] = passed_all
+                    if pending is not None and batch_rows is not None:
+                        row = batch_rows[k]
+                        feasible_rows.append(row)
+                        pending.rows.append(row)
+                        pending.passed.append(plugin_count)
+                        pending.statuses.append(None)
+                    else:
+                        results[node_info.name] = passed_all
                     if len(feasible) >= to_find:
                         break
                     continue
@@ -637,9 +691,17 @@ class ScheduleOne:
                     error = _SchedulingError(status, feasible)
                     break
                 rejected.append((node_info.name, status))
-                results[node_info.name] = (position.get(status.plugin, 0), status)
+                if pending is not None and batch_rows is not None:
+                    pending.rows.append(batch_rows[k])
+                    pending.passed.append(position.get(status.plugin, 0))
+                    pending.statuses.append(status)
+                else:
+                    results[node_info.name] = (position.get(status.plugin, 0), status)
             if error is not None or len(feasible) >= to_find:
                 break
+        self._feasible_rows = (
+            (feasible, feasible_rows, trace.all_nodes) if pending is not None else None
+        )
         diagnosis.node_to_status.update(rejected)
         rejections = list(map(_second, rejected))
         # Each distinct status once, in the order of first appearance (as node by node).
@@ -660,9 +722,10 @@ class ScheduleOne:
         nodes: Sequence[NodeInfo],
         start: int,
         to_find: int,
-    ) -> Iterator[tuple[list[NodeInfo], list[Status | None]]]:
+    ) -> Iterator[tuple[list[NodeInfo], list[Status | None], list[int] | None]]:
         """The nodes from ``start`` on, round the list, in batches, each with the filters'
-        verdicts on its nodes.
+        verdicts on its nodes and the nodes' rows in the snapshot's columns (None when the
+        walk is not column-wise).
 
         Upstream filters node after node (16 at a time) until it has found enough. Here the
         nodes are filtered in growing batches, column-wise where plugins can
@@ -683,7 +746,7 @@ class ScheduleOne:
             )
             for i in range(num_all):
                 node_info = nodes[(start + i) % num_all]
-                yield [node_info], [run_filters(state, pod, node_info)]
+                yield [node_info], [run_filters(state, pod, node_info)], None
             return
         # The nodes pods are nominated to are filtered one by one, with those pods, as
         # upstream does; on every other node that is the plain filter run.
@@ -698,6 +761,7 @@ class ScheduleOne:
             order = np.arange(start + done, start + done + size, dtype=np.int64) % num_all
             batch_nodes = list(map(nodes.__getitem__, order.tolist()))
             rows = all_rows[order]
+            batch_rows = rows.tolist()
             is_nominated = np.isin(rows, nominated_rows)
             if not is_nominated.any():
                 statuses = framework.run_filter_plugins_on_rows(
@@ -718,7 +782,7 @@ class ScheduleOne:
                     statuses[k] = framework.run_filter_plugins_with_nominated_pods(
                         state, pod, batch_nodes[k]
                     )
-            yield batch_nodes, statuses
+            yield batch_nodes, statuses, batch_rows
             done += size
             batch *= 2
 
@@ -760,7 +824,7 @@ class ScheduleOne:
 
         durations = framework.filter_durations
         per_plugin = Counter(map(_plugin_of, map(_second, rejected)))
-        evaluated = len(trace.filter_results)
+        evaluated = trace.filtered_count()
         for name in trace.filter_plugins:
             count = per_plugin.get(name, 0)
             trace.points.append(
@@ -783,8 +847,26 @@ class ScheduleOne:
         trace: CycleTrace,
     ) -> Sequence[NodePluginScores]:
         columns = self.snapshot.node_columns()
-        rows = columns.rows(nodes) if columns.exact else None
-        trace.score_nodes = columns.names_at(rows) if rows is not None else [n.name for n in nodes]
+        rows: IntArray | None = None
+        kept = self._feasible_rows
+        if (
+            kept is not None
+            and kept[0] is nodes
+            and len(kept[1]) == len(nodes)
+            and kept[2] is columns.names
+            and columns.exact
+        ):
+            # The filter walk's rows of these very nodes.
+            score_rows = kept[1]
+            rows = np.array(score_rows, dtype=np.int64)
+            trace.score_nodes = list(map(columns.names.__getitem__, score_rows))
+            if columns.names is trace.all_nodes:
+                trace.score_rows = score_rows
+        else:
+            rows = columns.rows(nodes) if columns.exact else None
+            trace.score_nodes = (
+                columns.names_at(rows) if rows is not None else [n.name for n in nodes]
+            )
         if not self.extenders and not framework.has_score_plugins():
             trace.totals = [1] * len(nodes)
             return [NodePluginScores(n.name, [], 1) for n in nodes]
@@ -799,7 +881,9 @@ class ScheduleOne:
                 pod,
                 [n for n in framework.plugin_names("score") if n not in state.skip_score_plugins],
             )
-        scores, status = framework.run_score_plugins(state, pod, nodes, columns, rows)
+        scores, status = framework.run_score_plugins(
+            state, pod, nodes, columns, rows, names=trace.score_nodes
+        )
         if status is not None and not status.is_success():
             raise _SchedulingError(status)
         if self.extenders:

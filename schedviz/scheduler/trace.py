@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schedviz.scheduler.framework.interface import Code, Status
 
@@ -82,6 +82,29 @@ class ExtenderCall:
 
 
 @dataclass(slots=True)
+class FilterColumns:
+    """The filter outcomes of one column-wise walk, in the walk's order, as three columns: each
+    node's row in ``names`` (the cycle's ``all_nodes``, each row once), how many filter plugins
+    passed it, and the rejecting status or None. The walk appends to them batch by batch; the
+    per-node ``filter_results`` dict is made from them only when someone reads it, and the
+    codec stores the columns as they are."""
+
+    names: tuple[str, ...]
+    rows: list[int] = field(default_factory=list)
+    passed: list[int] = field(default_factory=list)
+    statuses: list[Status | None] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, tuple[int, Status | None]]:
+        return dict(
+            zip(
+                map(self.names.__getitem__, self.rows),
+                zip(self.passed, self.statuses, strict=True),
+                strict=True,
+            )
+        )
+
+
+@dataclass(slots=True)
 class CycleTrace:
     cycle: int
     pod: str
@@ -102,6 +125,10 @@ class CycleTrace:
     skipped_filter_plugins: tuple[str, ...] = ()
     # node -> (number of filter plugins that passed, the rejecting status or None)
     filter_results: dict[str, tuple[int, Status | None]] = field(default_factory=dict)
+    # While a column-wise walk's outcomes are pending (``set_filter_columns``), the
+    # ``filter_results`` slot is unset and these columns hold them; the first read of
+    # ``filter_results`` turns them into the dict.
+    filter_columns: FilterColumns | None = field(default=None, compare=False, repr=False)
     # The same for nodes the walk never reached, asked afterwards for the trace only.
     unevaluated_filter_results: dict[str, tuple[int, Status | None]] = field(default_factory=dict)
     # Extenders' verdicts on nodes the plugins let through (the status names the extender).
@@ -122,9 +149,43 @@ class CycleTrace:
     nominated_node: str = ""
     preemption: dict[str, Any] | None = None
     events: list[dict[str, str]] = field(default_factory=list)
+    # ``score_nodes`` and ``tie_set`` as rows of ``all_nodes`` when the scheduler knew them
+    # (for the codec, which stores nodes by row); None otherwise. Not in to_json.
+    score_rows: list[int] | None = field(default=None, compare=False, repr=False)
+    tie_rows: list[int] | None = field(default=None, compare=False, repr=False)
     # Wall seconds from the pop to the end of schedule_one (binding included, a Permit wait not):
     # upstream's scheduling_attempt_duration_seconds. Not in to_json: it varies run to run.
     duration: float = 0.0
+
+    def set_filter_columns(self, columns: FilterColumns) -> None:
+        """The walk's outcomes will be appended to ``columns``; ``filter_results`` must be empty
+        (it is made from them when first read)."""
+        if self.filter_results:
+            raise ValueError("filter columns over filter results already recorded")
+        del self.filter_results
+        self.filter_columns = columns
+
+    def filtered_count(self) -> int:
+        """How many nodes a filter ran on (``len(filter_results)``, without making the dict)."""
+        pending = self.filter_columns
+        if pending is not None:
+            return len(pending.rows)
+        return len(self.filter_results)
+
+    if not TYPE_CHECKING:  # mypy: keep attribute checks on CycleTrace
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for an unset slot: filter_results while a walk's columns are pending.
+            if name == "filter_results":
+                pending = self.filter_columns
+                if pending is None:
+                    # Another thread made the dict meanwhile (it sets it before the columns go).
+                    return object.__getattribute__(self, name)
+                results = pending.to_dict()
+                self.filter_results = results
+                self.filter_columns = None
+                return results
+            raise AttributeError(name)
 
     def _rejected_at_pre_filter(self) -> bool:
         """PreFilter rejected the pod outright (or narrowed it to no node at all)."""

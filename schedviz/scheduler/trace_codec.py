@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import IntEnum
 from itertools import groupby, repeat
 from operator import is_not
@@ -192,16 +192,17 @@ def encode(trace: CycleTrace) -> bytes:
         status_ref(trace.pre_filter_status),
         filter_plugins,
         trace.skipped_filter_plugins,
-        _filter_columns(trace.filter_results, ref, statuses),
+        _pending_filter_columns(trace, statuses)
+        or _filter_columns(trace.filter_results, ref, statuses),
         _filter_columns(trace.unevaluated_filter_results, ref, statuses),
         [ref(trace.extender_results), list(map(status_ref, trace.extender_results.values()))],
-        ref(trace.score_nodes),
+        _rows_or_refs(trace.score_rows, trace.score_nodes, ref),
         [plugin for plugin, _ in trace.score_plugins],
         [weight for _, weight in trace.score_plugins],
         trace.raw_scores,
         trace.normalized_scores,
         trace.totals,
-        ref(trace.tie_set),
+        _rows_or_refs(trace.tie_rows, trace.tie_set, ref),
         [_point_row(record) for record in trace.points],
         trace.queue,
         trace.preemption,
@@ -228,7 +229,7 @@ class _StatusTable:
             index = self._refs[key] = len(self.rows)
         return index
 
-    def refs(self, statuses: tuple[Status | None, ...]) -> list[int] | int:
+    def refs(self, statuses: Sequence[Status | None]) -> list[int] | int:
         """The column of references; 0 alone when no node has a status (every filter passed).
         The nodes one plugin rejected alike come one after the other, sharing one status
         object: a run of the same object is looked up once."""
@@ -267,6 +268,29 @@ def _filter_columns(
         return [[], [], 0]
     passed, rejections = zip(*results.values(), strict=True)
     return [ref(results), passed, statuses.refs(rejections)]
+
+
+def _pending_filter_columns(trace: CycleTrace, statuses: _StatusTable) -> list[Any] | None:
+    """``_filter_columns`` of a walk's outcomes still held as columns (``FilterColumns``): its
+    rows are the nodes' indices in ``all_nodes`` already. None when there are none."""
+    pending = trace.filter_columns
+    if pending is None or pending.names is not trace.all_nodes:
+        return None
+    if not pending.rows:
+        return [[], [], 0]
+    return [pending.rows, pending.passed, statuses.refs(pending.statuses)]
+
+
+def _rows_or_refs(
+    rows: list[int] | None,
+    names: list[str],
+    ref: Callable[[Iterable[str]], list[int | str]],
+) -> list[int] | list[int | str]:
+    """The nodes as their index in the order: ``rows`` when the scheduler kept them for these
+    very names, else looked up."""
+    if rows is not None and len(rows) == len(names):
+        return rows
+    return ref(names)
 
 
 def _point_row(record: PointRecord) -> list[Any]:

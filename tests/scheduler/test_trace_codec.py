@@ -24,6 +24,7 @@ from schedviz.scheduler.trace import (
     RESULT_WAITING,
     CycleTrace,
     ExtenderCall,
+    FilterColumns,
     PointRecord,
 )
 
@@ -432,3 +433,48 @@ def test_a_writer_and_a_reader_alternating_between_orders_digest_each_once(
         assert trace_codec.decode(body, writer).all_nodes is writer
         trace_codec.decode(trace_codec.encode(_trace(all_nodes=reader)), reader)
     assert len(digests) == 2
+
+
+def _pending_trace() -> tuple[CycleTrace, FilterColumns]:
+    nodes = tuple(f"node-{i}" for i in range(6))
+    columns = FilterColumns(nodes)
+    trace = CycleTrace(
+        cycle=1, pod="default/p", profile="default-scheduler", attempt=1, time=0.0, wall_time=0.0
+    )
+    trace.all_nodes = nodes
+    trace.filter_plugins = ("NodeUnschedulable", "NodeResourcesFit", "TaintToleration")
+    trace.set_filter_columns(columns)
+    rejected = _insufficient_cpu()
+    for row, passed, status in ((4, 3, None), (5, 1, rejected), (0, 1, rejected), (1, 3, None)):
+        columns.rows.append(row)
+        columns.passed.append(passed)
+        columns.statuses.append(status)
+    trace.score_nodes = ["node-4", "node-1"]
+    trace.score_rows = [4, 1]
+    trace.score_plugins = [("NodeResourcesFit", 1)]
+    trace.raw_scores = [[10, 20]]
+    trace.normalized_scores = [[10, 20]]
+    trace.totals = [10, 20]
+    trace.tie_set = ["node-1"]
+    trace.tie_rows = [1]
+    return trace, columns
+
+
+def test_filter_outcomes_kept_as_row_columns_encode_as_the_same_bytes_as_the_dict() -> None:
+    trace, _ = _pending_trace()
+    pending_body = trace_codec.encode(trace)
+    assert trace.filter_columns is not None  # the codec did not make the dict
+    as_dict = trace.filter_results  # made now, in the walk's order
+    assert list(as_dict) == ["node-4", "node-5", "node-0", "node-1"]
+    assert as_dict["node-5"] == (1, _insufficient_cpu())
+    assert trace.filter_columns is None
+    trace.score_rows = trace.tie_rows = None
+    assert trace_codec.encode(trace) == pending_body
+    assert _round_trip(trace) == trace.to_json()
+
+
+def test_a_walk_over_an_earlier_walks_outcomes_is_refused() -> None:
+    trace, _ = _pending_trace()
+    assert trace.filtered_count() == 4
+    with pytest.raises(ValueError, match="already recorded"):
+        trace.set_filter_columns(FilterColumns(trace.all_nodes))

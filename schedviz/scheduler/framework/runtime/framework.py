@@ -717,6 +717,8 @@ class Framework:
         nodes: Sequence[NodeInfo],
         columns: NodeColumns | None = None,
         rows: IntArray | None = None,
+        *,
+        names: list[str] | None = None,
     ) -> tuple[Sequence[NodePluginScores], Status | None]:
         """Upstream's three passes: Score every node, then NormalizeScore, then weights.
 
@@ -725,11 +727,14 @@ class Framework:
         when plugins fail, the error reported is the one node-major order meets first. Scores
         are kept as plain columns of integers, one per plugin, and become upstream's
         NodeScore list only for a plugin that normalizes them. Given the nodes' ``rows`` of
-        ``columns``, a column-wise plugin scores them all at once (not in upstream).
+        ``columns``, a column-wise plugin scores them all at once (not in upstream). ``names``:
+        the nodes' names when the caller has them already.
         """
         plugins = [p for p in self.points["score"] if p.name() not in state.skip_score_plugins]
         node_names = (
-            columns.names_at(rows)
+            names
+            if names is not None
+            else columns.names_at(rows)
             if columns is not None and rows is not None
             else [node_info.name for node_info in nodes]
         )
