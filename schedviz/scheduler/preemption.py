@@ -44,12 +44,14 @@ Deliberately different:
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from schedviz.kube.labels import Selector, as_selector
 from schedviz.kube.objects import Pod, PodCondition, PodDisruptionBudget
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
@@ -179,6 +181,23 @@ class PreemptionInterface(Protocol):
     ) -> tuple[list[Pod], int, Status | None]: ...
 
     def ordered_score_funcs(self, nodes_to_victims: dict[str, Victims]) -> list[ScoreFunc]: ...
+
+
+# A plugin's victim selection on one node that reads the node and the cycle state without
+# changing them (so the dry run need not copy them); None where it cannot tell, and the dry run
+# then asks ``select_victims_on_node`` on copies.
+VictimsSelector = Callable[
+    [NodeInfo, Sequence[PodDisruptionBudget]], tuple[list[Pod], int, Status | None] | None
+]
+
+
+class VictimsSelectorProvider(Protocol):
+    """What a PreemptionInterface may also offer: not in upstream (see the module docstring)."""
+
+    def victims_selector(self, state: CycleState, pod: Pod) -> VictimsSelector | None:
+        """For one dry run: a selector giving exactly what ``select_victims_on_node`` gives on
+        copies of the node and the state, or None when it never can this cycle."""
+        ...
 
 
 class PreemptionExtender(Protocol):
@@ -358,12 +377,16 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         count = len(potential_nodes)
+        provider = getattr(self.interface, "victims_selector", None)
+        quick: VictimsSelector | None = provider(state, pod) if provider is not None else None
+        select = self.interface.select_victims_on_node
         for index in range(count):
-            node_info = potential_nodes[(offset + index) % count].snapshot()
+            node_info = potential_nodes[(offset + index) % count]
             name = node_info.name
-            pods, num_violations, status = self.interface.select_victims_on_node(
-                state.clone(), pod, node_info, pdbs
-            )
+            selected = quick(node_info, pdbs) if quick is not None else None
+            if selected is None:
+                selected = select(state.clone(), pod, node_info.snapshot(), pdbs)
+            pods, num_violations, status = selected
             if is_success(status) and pods:
                 candidate = Candidate(name, Victims(pods, num_violations))
                 bucket = non_violating if num_violations == 0 else violating
@@ -633,12 +656,49 @@ def get_lower_priority_nominated_pods(
     ]
 
 
-def pod_disruption_budgets(objects: ObjectLister) -> list[PodDisruptionBudget]:
-    return [
+def pod_disruption_budgets(objects: ObjectLister) -> PodDisruptionBudgets:
+    return PodDisruptionBudgets(
         pdb
         for pdb in objects.list_objects("PodDisruptionBudget")
         if isinstance(pdb, PodDisruptionBudget)
-    ]
+    )
+
+
+class PodDisruptionBudgets(Sequence[PodDisruptionBudget]):
+    """The PDBs one preemption attempt reads, in the lister's order, indexed by namespace with
+    what ``filter_pods_with_pdb_violation`` reads of each worked out once: its parsed selector
+    and the pods its status lists as disrupted. Not in upstream, which scans every PDB for
+    every pod of every node the dry run visits. A PDB whose selector is nil or empty matches no
+    pod and is left out of the index."""
+
+    __slots__ = ("_pdbs", "by_namespace")
+
+    def __init__(self, pdbs: Iterable[PodDisruptionBudget] = ()) -> None:
+        self._pdbs = list(pdbs)
+        # namespace -> (position in the list, selector, disrupted pods by name) of its PDBs
+        self.by_namespace: dict[str, list[tuple[int, Selector, Mapping[str, object]]]] = {}
+        for index, pdb in enumerate(self._pdbs):
+            selector = as_selector(pdb.selector)
+            if selector.empty:
+                continue
+            entry = (index, selector, disrupted_pods(pdb))
+            self.by_namespace.setdefault(pdb.namespace, []).append(entry)
+
+    def __len__(self) -> int:
+        return len(self._pdbs)
+
+    def __getitem__(self, index: int) -> PodDisruptionBudget:  # type: ignore[override]
+        return self._pdbs[index]
+
+    def __iter__(self) -> Iterator[PodDisruptionBudget]:
+        return iter(self._pdbs)
+
+
+def disrupted_pods(pdb: PodDisruptionBudget) -> Mapping[str, object]:
+    """``status.disruptedPods``: pods the API server has counted as disrupted, by name."""
+    status = pdb.manifest.get("status") if isinstance(pdb.manifest, dict) else None
+    disrupted = status.get("disruptedPods") if isinstance(status, dict) else None
+    return disrupted if isinstance(disrupted, dict) else {}
 
 
 def aggregate_errors(errors: Sequence[str]) -> str | None:
@@ -663,6 +723,13 @@ def pod_start_time(pod: Pod) -> float:
     value = status.get("startTime") if isinstance(status, dict) else None
     if not isinstance(value, str) or not value:
         return math.inf
+    return _parse_start_time(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_start_time(value: str) -> float:
+    """An RFC 3339 time in nanoseconds since the epoch; ``inf`` when it does not parse. Kept:
+    sorting a node's victims compares each pod's start time several times."""
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
