@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from schedviz.kube.labels import as_selector
 from schedviz.kube.objects import (
     PREEMPT_LOWER_PRIORITY,
     PREEMPT_NEVER,
@@ -84,7 +85,12 @@ from schedviz.scheduler.framework.types import (
     PodInfo,
     QueueingHint,
 )
-from schedviz.scheduler.preemption import Candidate, pod_start_time
+from schedviz.scheduler.preemption import (
+    Candidate,
+    PodDisruptionBudgets,
+    disrupted_pods,
+    pod_start_time,
+)
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore
 from schedviz.scheduler.testing.wrappers import label_selector, make_node, make_pod
@@ -1977,3 +1983,84 @@ def test_dry_run_gives_the_same_candidates_and_statuses_with_and_without_the_sel
         {"node1": "Insufficient cpu", "node2": "No preemption victims found for incoming pod"},
         None,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# filterPodsWithPDBViolation with PDBs indexed by namespace
+
+
+def _upstream_pdb_split(
+    pod_infos: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[str], list[str]]:
+    """filterPodsWithPDBViolation as upstream writes it: every PDB for every pod."""
+    allowed = [p.disruptions_allowed for p in pdbs]
+    violating: list[str] = []
+    non_violating: list[str] = []
+    for info in pod_infos:
+        violated = False
+        for index, budget in enumerate(pdbs):
+            if budget.namespace != info.pod.namespace or not info.pod.labels:
+                continue
+            selector = as_selector(budget.selector)
+            if selector.empty or not selector.matches(info.pod.labels):
+                continue
+            if info.pod.name in disrupted_pods(budget):
+                continue
+            allowed[index] -= 1
+            if allowed[index] < 0:
+                violated = True
+        (violating if violated else non_violating).append(info.pod.name)
+    return violating, non_violating
+
+
+def test_pdb_split_by_namespace_index_is_upstreams_scan() -> None:
+    pods = [
+        dataclasses.replace(pod(f"p{i}", LOW, "node1", labels=labels), namespace=namespace)
+        for i, (namespace, labels) in enumerate(
+            [
+                ("default", {"app": "foo"}),
+                ("other", {"app": "foo"}),
+                ("default", {"app": "foo", "tier": "web"}),
+                ("default", {}),
+                ("default", {"app": "bar"}),
+                ("other", {"app": "foo"}),
+                ("default", {"app": "foo"}),
+            ]
+        )
+    ]
+    pdbs = [
+        pdb({"app": "foo"}, 1, "foo"),
+        dataclasses.replace(pdb({"app": "foo"}, 1, "foo-other"), namespace="other"),
+        pdb({"tier": "web"}, 0, "web"),
+        pdb({}, 0, "empty"),
+        dataclasses.replace(pdb({"app": "bar"}, 0, "bar"), selector=None),
+        pdb({"app": "foo"}, 5, "disrupted", disrupted=["p0", "p2"]),
+    ]
+    infos = [PodInfo(p) for p in pods]
+
+    violating, non_violating = defaultpreemption.filter_pods_with_pdb_violation(
+        infos, PodDisruptionBudgets(pdbs)
+    )
+
+    got = ([i.pod.name for i in violating], [i.pod.name for i in non_violating])
+    assert got == _upstream_pdb_split(infos, pdbs)
+    assert got == (["p2", "p5", "p6"], ["p0", "p1", "p3", "p4"])
+    # A plain list is indexed on the way in.
+    plain = defaultpreemption.filter_pods_with_pdb_violation(infos, pdbs)
+    assert ([i.pod.name for i in plain[0]], [i.pod.name for i in plain[1]]) == got
+
+
+def test_pod_disruption_budgets_index_matchable_pdbs_by_namespace() -> None:
+    pdbs = PodDisruptionBudgets(
+        [
+            pdb({"app": "foo"}, 1, "a"),
+            pdb({}, 0, "empty"),
+            dataclasses.replace(pdb({"app": "foo"}, 1, "b"), namespace="other"),
+        ]
+    )
+    assert [p.name for p in pdbs] == ["a", "empty", "b"]
+    assert len(pdbs) == 3 and pdbs[1].name == "empty"
+    assert {ns: [entry[0] for entry in entries] for ns, entries in pdbs.by_namespace.items()} == {
+        "default": [0],
+        "other": [2],
+    }
