@@ -65,6 +65,7 @@ from schedviz.scheduler.framework.interface import (
     is_success,
 )
 from schedviz.scheduler.framework.types import Diagnosis, FitError, NodeInfo, NodeToStatus, PodInfo
+from schedviz.scheduler.gosort import sort_slice
 
 # Messages, as upstream words them.
 MSG_NO_CANDIDATE = "no candidate node for preemption"
@@ -751,6 +752,32 @@ def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
         return priority1 > priority2
     start1, start2 = pod_start_time(pod1), pod_start_time(pod2)
     return start1 < start2 or start1 == start2 == math.inf
+
+
+def sort_by_importance(
+    pod_infos: list[PodInfo], more_important: Callable[[Pod, Pod], bool] = more_important_pod
+) -> None:
+    """``sort.Slice(pods, func(i, j) { return moreImportant(pods[i], pods[j]) })``, in place.
+
+    With ``MoreImportantPod`` each pod's priority and start time are read once, before sorting,
+    rather than at every comparison: the comparisons give the same answers, so Go's algorithm
+    makes the same swaps.
+    """
+    if len(pod_infos) < 2:
+        return
+    if more_important is not more_important_pod:
+        sort_slice(pod_infos, lambda a, b: more_important(a.pod, b.pod))
+        return
+    keyed = [(info.pod.effective_priority, pod_start_time(info.pod), info) for info in pod_infos]
+    sort_slice(keyed, _more_important_keyed)
+    pod_infos[:] = [entry[2] for entry in keyed]
+
+
+def _more_important_keyed(a: tuple[int, float, PodInfo], b: tuple[int, float, PodInfo]) -> bool:
+    """``more_important_pod`` on (priority, start time) read beforehand."""
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1] or a[1] == b[1] == math.inf
 
 
 def get_earliest_pod_start_time(victims: Victims) -> float | None:

@@ -57,7 +57,6 @@ from schedviz.scheduler.framework.types import (
     QueueingHint,
     Resource,
 )
-from schedviz.scheduler.gosort import sort_slice
 from schedviz.scheduler.preemption import (
     CONDITION_DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -70,6 +69,7 @@ from schedviz.scheduler.preemption import (
     Victims,
     VictimsSelector,
     more_important_pod,
+    sort_by_importance,
 )
 
 NAME = DEFAULT_PREEMPTION
@@ -212,7 +212,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
         def order(victims: list[PodInfo]) -> None:
             # sort.Slice with MoreImportantPod, which is no strict order (see gosort).
-            sort_slice(victims, lambda a, b: more_important(a.pod, b.pod))
+            sort_by_importance(victims, more_important)
 
         order(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
@@ -307,7 +307,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                         return False
                 return passes(allocatable, requested, count)
 
-            sort_slice(potential, lambda a, b: more_important(a.pod, b.pod))
+            sort_by_importance(potential, more_important)
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
             victims: list[PodInfo] = []
             num_violating_victims = 0
@@ -322,7 +322,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                     if position < len(violating):
                         num_violating_victims += 1
             if violating and non_violating:
-                sort_slice(victims, lambda a, b: more_important(a.pod, b.pod))
+                sort_by_importance(victims, more_important)
             return [p.pod for p in victims], num_violating_victims, None
 
         return select
