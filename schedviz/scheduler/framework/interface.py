@@ -390,19 +390,23 @@ class NodeOnlyFilterPlugin(FilterPlugin, Protocol):
     filter_reads_node_only: bool
 
 
+# Whether a node with this allocatable, whose pods request this much and number this many,
+# passes a filter: see RequestsFilterPlugin.
+RequestsCheck = Callable[["Resource", "Resource", int], bool]
+
+
 class RequestsFilterPlugin(FilterPlugin, Protocol):
     """A FilterPlugin whose verdict reads, of the node's pods, only how many there are and what
     they request in total (``NodeInfo.requested`` and ``len(NodeInfo.pods)``), beside the node's
     allocatable and the cycle state, and which writes nothing. Not in upstream.
 
-    ``filter_passes_requests`` tells whether ``filter`` would pass a node with that allocatable,
-    those requests and that many pods, exactly; preemption's dry run asks it instead of building
-    a node per victim it tries to keep.
+    ``filter_requests_check`` reads the cycle state once and returns a function telling whether
+    ``filter`` would pass a node with that allocatable, those requests and that many pods,
+    exactly; preemption's dry run asks it instead of building a node per victim it tries to
+    keep.
     """
 
-    def filter_passes_requests(
-        self, state: CycleState, pod: Pod, allocatable: Resource, requested: Resource, pods: int
-    ) -> bool: ...
+    def filter_requests_check(self, state: CycleState, pod: Pod) -> RequestsCheck: ...
 
 
 class ColumnScorerPlugin(ScorePlugin, Protocol):

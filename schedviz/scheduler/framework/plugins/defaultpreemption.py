@@ -40,6 +40,7 @@ from schedviz.scheduler.framework.interface import (
     EnqueueExtensions,
     PostFilterPlugin,
     PreEnqueuePlugin,
+    RequestsCheck,
     Status,
     as_status,
     code_of,
@@ -263,7 +264,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         ):
             return None  # replaced: the replacement decides
         by_requests_of = getattr(self.handle, "filters_by_requests", None)
-        passes: Callable[[Resource, Resource, int], bool] | None = (
+        passes: RequestsCheck | None = (
             by_requests_of(state, pod) if by_requests_of is not None else None
         )
         if passes is None:
@@ -272,17 +273,20 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         priority = pod.effective_priority
         key = pod.key
         allowed = self._is_preemption_allowed
+        # Every lower-priority pod is eligible (the default IsEligiblePod).
+        any_eligible = self.is_eligible_pod is _any_victim_is_eligible
         more_important = self.more_important_pod
 
         def select(
             node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
         ) -> tuple[list[Pod], int, Status | None]:
-            potential = [p for p in node_info.pods if allowed(node_info, p, pod)]
+            if any_eligible:
+                potential = [p for p in node_info.pods if p.pod.effective_priority < priority]
+            else:
+                potential = [p for p in node_info.pods if allowed(node_info, p, pod)]
             if not potential:
                 return [], 0, Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_NO_VICTIMS,))
-            without = node_info.snapshot()
-            for pod_info in potential:
-                without.remove_pod(pod_info.pod)
+            without = node_info.without_pods(potential)
             status = handle.run_filter_plugins_with_nominated_pods(state, pod, without)
             if not is_success(status):
                 return [], 0, status

@@ -619,9 +619,7 @@ class Framework:
         self._filters_for_skip = (skip, active)
         return self._filters_for_skip
 
-    def filters_by_requests(
-        self, state: CycleState, pod: Pod
-    ) -> Callable[[Resource, Resource, int], bool] | None:
+    def filters_by_requests(self, state: CycleState, pod: Pod) -> fw.RequestsCheck | None:
         """Whether the cycle's filters would still pass a node they passed once it holds other
         pods, from the node's allocatable and those pods' total requests and number alone; None
         when that cannot be told this way. Not in upstream (preemption's dry run uses it).
@@ -636,17 +634,19 @@ class Framework:
         for plugin in self.points["preFilter"]:
             if plugin.name() not in skip and plugin.pre_filter_extensions() is not None:
                 return None
-        checks: list[Callable[[CycleState, Pod, Resource, Resource, int], bool]] = []
+        checks: list[fw.RequestsCheck] = []
         for plugin in self.points["filter"]:
             if plugin.name() in skip or getattr(plugin, "filter_reads_node_only", False) is True:
                 continue
-            check = getattr(plugin, "filter_passes_requests", None)
-            if check is None:
+            check_of = getattr(plugin, "filter_requests_check", None)
+            if check_of is None:
                 return None
-            checks.append(check)
+            checks.append(check_of(state, pod))
+        if len(checks) == 1:
+            return checks[0]
 
         def passes(allocatable: Resource, requested: Resource, pods: int) -> bool:
-            return all(check(state, pod, allocatable, requested, pods) for check in checks)
+            return all(check(allocatable, requested, pods) for check in checks)
 
         return passes
 

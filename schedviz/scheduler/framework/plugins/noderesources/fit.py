@@ -59,6 +59,7 @@ from schedviz.scheduler.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    RequestsCheck,
     RequestsFilterPlugin,
     ScoreExtensions,
     Status,
@@ -214,23 +215,21 @@ class Fit(
             code = Code.UnschedulableAndUnresolvable
         return new_status(code, *(r.reason for r in insufficient))
 
-    def filter_passes_requests(
-        self, state: CycleState, pod: Pod, allocatable: Resource, requested: Resource, pods: int
-    ) -> bool:
+    def filter_requests_check(self, state: CycleState, pod: Pod) -> RequestsCheck:
         """Whether ``filter`` passes a node with this allocatable, these requests and this many
         pods (``RequestsFilterPlugin``): what it reads of a node."""
         try:
             request = state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState).pod_request
         except (KeyError, TypeError):
-            return False  # filter reports an error
-        return not fits_request_amounts(
-            request,
-            allocatable,
-            requested,
-            pods,
-            self._ignored_resources,
-            self._ignored_resource_groups,
-        )
+            return _never  # filter reports an error on every node
+        ignored, ignored_groups = self._ignored_resources, self._ignored_resource_groups
+
+        def check(allocatable: Resource, requested: Resource, pods: int) -> bool:
+            return not fits_request_amounts(
+                request, allocatable, requested, pods, ignored, ignored_groups
+            )
+
+        return check
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
@@ -386,6 +385,10 @@ class Fit(
         if not have_any_requested_resources_increased(pod, original, modified):
             return QueueingHint.QueueSkip
         return QueueingHint.Queue
+
+
+def _never(allocatable: Resource, requested: Resource, pods: int) -> bool:
+    return False
 
 
 def _fits_node(pod: Pod, node: Node) -> bool:
