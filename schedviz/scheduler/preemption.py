@@ -40,6 +40,15 @@ Deliberately different:
   they tie, where upstream's later calls of ``time.Now()`` favour the node evaluated last in
   its (random) map order.
 - Pods are identified by ``namespace/name`` where upstream uses the UID.
+- The dry run copies a node and the cycle state only where the plugin cannot select victims
+  without (``VictimsSelectorProvider``, not in upstream): DefaultPreemption's
+  ``victims_selector`` reads the node as it is when the cycle's filters read nothing of a node
+  but the node itself or its pods' count and total requests, and gives the same victims and
+  statuses. The walk itself, its order and its stop are upstream's either way.
+- The PDBs are listed once per attempt and indexed by namespace with their selectors parsed
+  (``PodDisruptionBudgets``), where upstream scans them all for every pod of every node.
+- ``sort_by_importance`` reads each pod's priority and start time once before Go's sort, where
+  upstream reads them at every comparison: the same answers, so the same swaps.
 """
 
 from __future__ import annotations

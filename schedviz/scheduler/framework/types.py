@@ -4,6 +4,8 @@ Mirrors pkg/scheduler/framework/types.go (NodeInfo, PodInfo, Resource, HostPortI
 Diagnosis) and staging/src/k8s.io/kube-scheduler/framework/types.go (ClusterEvent, ActionType,
 EventResource, QueueingHint, QueuedPodInfo). Pods are identified by ``namespace/name`` where
 upstream uses the UID: a name is unique at any one time, and traces read better with it.
+``NodeInfo.without_pods`` (a snapshot minus some pods in one pass, for preemption's dry run) is
+not in upstream.
 """
 
 from __future__ import annotations

@@ -20,7 +20,15 @@ Deliberately different:
   runs replay exactly; tests replace ``offset_rand``.
 - Victims are collected before any is removed, as upstream's later fix does (removing while
   walking the node's pod slice skipped pods in v1.34).
-- A PDB's ``status.disruptedPods`` is read from its manifest.
+- A PDB's ``status.disruptedPods`` is read from its manifest; a pod meets only the PDBs of its
+  namespace (indexed once per attempt, ``preemption.PodDisruptionBudgets``).
+- ``victims_selector`` (not in upstream) gives ``select_victims_on_node``'s answer without
+  copying the node and the cycle state, when the filters the cycle runs read of a node only the
+  node itself or its pods' count and total requests, and no PreFilter extension runs: the node
+  without every lower-priority pod is built once and filtered for real (so a node that cannot
+  host the preemptor even then gets the filters' own status), and each reprieve adds and
+  subtracts requests instead of copying, adding and filtering a node. Otherwise the dry run
+  copies the node and the state and calls ``select_victims_on_node``, upstream's algorithm.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ knows it is traced.
 Deliberately different: no goroutines. Filter and Score run node after node in the order
 upstream's parallelizer hands out indexes, which is what a run with one worker would do and keeps
 every run deterministic. Waiting pods (Permit ``Wait``) are resolved by the scheduling loop
-against its clock instead of by timers.
+against its clock instead of by timers. ``filters_by_requests`` (not in upstream) tells
+preemption's dry run when the cycle's filters can be answered from a node's requests alone.
 """
 
 from __future__ import annotations

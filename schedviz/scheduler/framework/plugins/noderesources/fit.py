@@ -16,6 +16,8 @@ Deliberately different or left out:
 - Left out: extended resources backed by DRA (and the DeviceClass event), the SignPlugin used by
   opportunistic batching.
 - Pods are identified by ``namespace/name`` where upstream compares UIDs.
+- ``filter_requests_check`` (not in upstream, ``RequestsFilterPlugin``) answers as Filter from
+  a node's allocatable, its pods' total requests and their number, for preemption's dry run.
 """
 
 from __future__ import annotations
