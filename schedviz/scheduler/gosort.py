@@ -29,6 +29,14 @@ _MASK64 = (1 << 64) - 1
 def sort_slice(data: MutableSequence[T], less: Callable[[T, T], bool]) -> None:
     """Sorts ``data`` in place as ``sort.Slice(data, less)`` does."""
     length = len(data)
+    if length <= _MAX_INSERTION:
+        # What pdqsort does with a short slice, written out (most slices sorted are short).
+        for i in range(1, length):
+            j = i
+            while j > 0 and less(data[j], data[j - 1]):
+                data[j], data[j - 1] = data[j - 1], data[j]
+                j -= 1
+        return
     _Sorter(data, less).pdqsort(0, length, length.bit_length())
 
 

@@ -40,16 +40,27 @@ Deliberately different:
   they tie, where upstream's later calls of ``time.Now()`` favour the node evaluated last in
   its (random) map order.
 - Pods are identified by ``namespace/name`` where upstream uses the UID.
+- The dry run copies a node and the cycle state only where the plugin cannot select victims
+  without (``VictimsSelectorProvider``, not in upstream): DefaultPreemption's
+  ``victims_selector`` reads the node as it is when the cycle's filters read nothing of a node
+  but the node itself or its pods' count and total requests, and gives the same victims and
+  statuses. The walk itself, its order and its stop are upstream's either way.
+- The PDBs are listed once per attempt and indexed by namespace with their selectors parsed
+  (``PodDisruptionBudgets``), where upstream scans them all for every pod of every node.
+- ``sort_by_importance`` reads each pod's priority and start time once before Go's sort, where
+  upstream reads them at every comparison: the same answers, so the same swaps.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from schedviz.kube.labels import Selector, as_selector
 from schedviz.kube.objects import Pod, PodCondition, PodDisruptionBudget
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
@@ -63,6 +74,7 @@ from schedviz.scheduler.framework.interface import (
     is_success,
 )
 from schedviz.scheduler.framework.types import Diagnosis, FitError, NodeInfo, NodeToStatus, PodInfo
+from schedviz.scheduler.gosort import sort_slice
 
 # Messages, as upstream words them.
 MSG_NO_CANDIDATE = "no candidate node for preemption"
@@ -179,6 +191,23 @@ class PreemptionInterface(Protocol):
     ) -> tuple[list[Pod], int, Status | None]: ...
 
     def ordered_score_funcs(self, nodes_to_victims: dict[str, Victims]) -> list[ScoreFunc]: ...
+
+
+# A plugin's victim selection on one node that reads the node and the cycle state without
+# changing them (so the dry run need not copy them); None where it cannot tell, and the dry run
+# then asks ``select_victims_on_node`` on copies.
+VictimsSelector = Callable[
+    [NodeInfo, Sequence[PodDisruptionBudget]], tuple[list[Pod], int, Status | None] | None
+]
+
+
+class VictimsSelectorProvider(Protocol):
+    """What a PreemptionInterface may also offer: not in upstream (see the module docstring)."""
+
+    def victims_selector(self, state: CycleState, pod: Pod) -> VictimsSelector | None:
+        """For one dry run: a selector giving exactly what ``select_victims_on_node`` gives on
+        copies of the node and the state, or None when it never can this cycle."""
+        ...
 
 
 class PreemptionExtender(Protocol):
@@ -358,12 +387,16 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         count = len(potential_nodes)
+        provider = getattr(self.interface, "victims_selector", None)
+        quick: VictimsSelector | None = provider(state, pod) if provider is not None else None
+        select = self.interface.select_victims_on_node
         for index in range(count):
-            node_info = potential_nodes[(offset + index) % count].snapshot()
+            node_info = potential_nodes[(offset + index) % count]
             name = node_info.name
-            pods, num_violations, status = self.interface.select_victims_on_node(
-                state.clone(), pod, node_info, pdbs
-            )
+            selected = quick(node_info, pdbs) if quick is not None else None
+            if selected is None:
+                selected = select(state.clone(), pod, node_info.snapshot(), pdbs)
+            pods, num_violations, status = selected
             if is_success(status) and pods:
                 candidate = Candidate(name, Victims(pods, num_violations))
                 bucket = non_violating if num_violations == 0 else violating
@@ -633,12 +666,49 @@ def get_lower_priority_nominated_pods(
     ]
 
 
-def pod_disruption_budgets(objects: ObjectLister) -> list[PodDisruptionBudget]:
-    return [
+def pod_disruption_budgets(objects: ObjectLister) -> PodDisruptionBudgets:
+    return PodDisruptionBudgets(
         pdb
         for pdb in objects.list_objects("PodDisruptionBudget")
         if isinstance(pdb, PodDisruptionBudget)
-    ]
+    )
+
+
+class PodDisruptionBudgets(Sequence[PodDisruptionBudget]):
+    """The PDBs one preemption attempt reads, in the lister's order, indexed by namespace with
+    what ``filter_pods_with_pdb_violation`` reads of each worked out once: its parsed selector
+    and the pods its status lists as disrupted. Not in upstream, which scans every PDB for
+    every pod of every node the dry run visits. A PDB whose selector is nil or empty matches no
+    pod and is left out of the index."""
+
+    __slots__ = ("_pdbs", "by_namespace")
+
+    def __init__(self, pdbs: Iterable[PodDisruptionBudget] = ()) -> None:
+        self._pdbs = list(pdbs)
+        # namespace -> (position in the list, selector, disrupted pods by name) of its PDBs
+        self.by_namespace: dict[str, list[tuple[int, Selector, Mapping[str, object]]]] = {}
+        for index, pdb in enumerate(self._pdbs):
+            selector = as_selector(pdb.selector)
+            if selector.empty:
+                continue
+            entry = (index, selector, disrupted_pods(pdb))
+            self.by_namespace.setdefault(pdb.namespace, []).append(entry)
+
+    def __len__(self) -> int:
+        return len(self._pdbs)
+
+    def __getitem__(self, index: int) -> PodDisruptionBudget:  # type: ignore[override]
+        return self._pdbs[index]
+
+    def __iter__(self) -> Iterator[PodDisruptionBudget]:
+        return iter(self._pdbs)
+
+
+def disrupted_pods(pdb: PodDisruptionBudget) -> Mapping[str, object]:
+    """``status.disruptedPods``: pods the API server has counted as disrupted, by name."""
+    status = pdb.manifest.get("status") if isinstance(pdb.manifest, dict) else None
+    disrupted = status.get("disruptedPods") if isinstance(status, dict) else None
+    return disrupted if isinstance(disrupted, dict) else {}
 
 
 def aggregate_errors(errors: Sequence[str]) -> str | None:
@@ -663,6 +733,13 @@ def pod_start_time(pod: Pod) -> float:
     value = status.get("startTime") if isinstance(status, dict) else None
     if not isinstance(value, str) or not value:
         return math.inf
+    return _parse_start_time(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_start_time(value: str) -> float:
+    """An RFC 3339 time in nanoseconds since the epoch; ``inf`` when it does not parse. Kept:
+    sorting a node's victims compares each pod's start time several times."""
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -684,6 +761,32 @@ def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
         return priority1 > priority2
     start1, start2 = pod_start_time(pod1), pod_start_time(pod2)
     return start1 < start2 or start1 == start2 == math.inf
+
+
+def sort_by_importance(
+    pod_infos: list[PodInfo], more_important: Callable[[Pod, Pod], bool] = more_important_pod
+) -> None:
+    """``sort.Slice(pods, func(i, j) { return moreImportant(pods[i], pods[j]) })``, in place.
+
+    With ``MoreImportantPod`` each pod's priority and start time are read once, before sorting,
+    rather than at every comparison: the comparisons give the same answers, so Go's algorithm
+    makes the same swaps.
+    """
+    if len(pod_infos) < 2:
+        return
+    if more_important is not more_important_pod:
+        sort_slice(pod_infos, lambda a, b: more_important(a.pod, b.pod))
+        return
+    keyed = [(info.pod.effective_priority, pod_start_time(info.pod), info) for info in pod_infos]
+    sort_slice(keyed, _more_important_keyed)
+    pod_infos[:] = [entry[2] for entry in keyed]
+
+
+def _more_important_keyed(a: tuple[int, float, PodInfo], b: tuple[int, float, PodInfo]) -> bool:
+    """``more_important_pod`` on (priority, start time) read beforehand."""
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1] or a[1] == b[1] == math.inf
 
 
 def get_earliest_pod_start_time(victims: Victims) -> float | None:

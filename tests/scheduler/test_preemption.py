@@ -18,6 +18,7 @@ from schedviz.scheduler.backend.cache.snapshot import Snapshot, new_snapshot
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import Code, NominatingInfo, Status
 from schedviz.scheduler.framework.types import NodeInfo, NodeToStatus, PodInfo
+from schedviz.scheduler.gosort import sort_slice
 from schedviz.scheduler.preemption import (
     CRITERION_FIRST_CANDIDATE,
     CRITERION_ONLY_CANDIDATE,
@@ -33,6 +34,7 @@ from schedviz.scheduler.preemption import (
     more_important_pod,
     pick_one_node_for_preemption,
     pod_start_time,
+    sort_by_importance,
 )
 from schedviz.scheduler.store import ClusterStore
 from schedviz.scheduler.testing.wrappers import make_node, make_pod
@@ -482,3 +484,24 @@ def test_prepare_candidate_clears_nominations_then_evicts() -> None:
     assert details.victims == ["default/v", "default/gone"]
     # A victim already gone gets no event.
     assert [e.object for e in handle.store.events] == ["default/v"]
+
+
+@pytest.mark.parametrize("length", [2, 5, 12, 13, 40, 90])
+def test_sort_by_importance_swaps_as_sort_slice_with_more_important_pod(length: int) -> None:
+    # Priorities and start times with many ties, and pods without a start time ("now"), for
+    # which MoreImportantPod is true both ways.
+    pods = [
+        pod(f"p{i}", (i * 7) % 3 * MID, start=None if i % 4 == 0 else (i * 5) % 6)
+        for i in range(length)
+    ]
+    want = [PodInfo(p) for p in pods]
+    sort_slice(want, lambda a, b: more_important_pod(a.pod, b.pod))
+    got = [PodInfo(p) for p in pods]
+
+    sort_by_importance(got)
+
+    assert [i.pod.name for i in got] == [i.pod.name for i in want]
+    # Another comparison is used as given.
+    by_name = [PodInfo(p) for p in pods]
+    sort_by_importance(by_name, lambda a, b: a.name > b.name)
+    assert [i.pod.name for i in by_name] == sorted((p.name for p in pods), reverse=True)

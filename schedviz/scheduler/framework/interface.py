@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         NodeToStatus,
         PodInfo,
         QueuedPodInfo,
+        Resource,
     )
 
 # Scores: staging/src/k8s.io/kube-scheduler/framework/interface.go.
@@ -374,6 +375,38 @@ class ColumnFilterPlugin(FilterPlugin, Protocol):
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
     ) -> IntArray | None: ...
+
+
+class NodeOnlyFilterPlugin(FilterPlugin, Protocol):
+    """A FilterPlugin whose verdict reads the node object and the cycle state only: never the
+    pods on the node nor anything ``NodeInfo`` derives from them (requested resources, used
+    ports, volumes, images), and it writes nothing. Not in upstream.
+
+    ``filter_reads_node_only`` is True on such a plugin (read with ``getattr``, so a plugin that
+    does not say is assumed to read the pods). Preemption's dry run relies on it: on a node that
+    differs only in its pods, such a filter gives the same verdict.
+    """
+
+    filter_reads_node_only: bool
+
+
+# Whether a node with this allocatable, whose pods request this much and number this many,
+# passes a filter: see RequestsFilterPlugin.
+RequestsCheck = Callable[["Resource", "Resource", int], bool]
+
+
+class RequestsFilterPlugin(FilterPlugin, Protocol):
+    """A FilterPlugin whose verdict reads, of the node's pods, only how many there are and what
+    they request in total (``NodeInfo.requested`` and ``len(NodeInfo.pods)``), beside the node's
+    allocatable and the cycle state, and which writes nothing. Not in upstream.
+
+    ``filter_requests_check`` reads the cycle state once and returns a function telling whether
+    ``filter`` would pass a node with that allocatable, those requests and that many pods,
+    exactly; preemption's dry run asks it instead of building a node per victim it tries to
+    keep.
+    """
+
+    def filter_requests_check(self, state: CycleState, pod: Pod) -> RequestsCheck: ...
 
 
 class ColumnScorerPlugin(ScorePlugin, Protocol):

@@ -4,13 +4,15 @@ Mirrors pkg/scheduler/framework/types.go (NodeInfo, PodInfo, Resource, HostPortI
 Diagnosis) and staging/src/k8s.io/kube-scheduler/framework/types.go (ClusterEvent, ActionType,
 EventResource, QueueingHint, QueuedPodInfo). Pods are identified by ``namespace/name`` where
 upstream uses the UID: a name is unique at any one time, and traces read better with it.
+``NodeInfo.without_pods`` (a snapshot minus some pods in one pass, for preemption's dry run) is
+not in upstream.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from fractions import Fraction
@@ -430,6 +432,22 @@ class NodeInfo:
                 self._update(pod_info, -1)
                 return True
         return False
+
+    def without_pods(self, pod_infos: Sequence[PodInfo]) -> NodeInfo:
+        """A snapshot without these pod infos, which must be among ``pods``: ``snapshot`` then
+        ``remove_pod`` of each, in one pass over the pods. Not in upstream."""
+        copy = self.snapshot()
+        gone = {id(pod_info) for pod_info in pod_infos}
+        copy.pods = [p for p in copy.pods if id(p) not in gone]
+        if copy.pods_with_affinity:
+            copy.pods_with_affinity = [p for p in copy.pods_with_affinity if id(p) not in gone]
+        if copy.pods_with_required_anti_affinity:
+            copy.pods_with_required_anti_affinity = [
+                p for p in copy.pods_with_required_anti_affinity if id(p) not in gone
+            ]
+        for pod_info in pod_infos:
+            copy._update(pod_info, -1)
+        return copy
 
     def _update(self, pod_info: PodInfo, sign: int) -> None:
         self.requested.add(pod_info.requests, sign)

@@ -16,7 +16,11 @@ Differences, deliberate:
 - ``pop`` never blocks: it returns None when there is nothing to pop;
 - pods are identified by ``namespace/name`` where upstream uses the UID;
 - pods keep the order they arrived in where upstream iterates Go maps in random order;
-- the metrics are left out; ``on_pre_enqueue`` lets the runtime trace PreEnqueue results instead.
+- the metrics are left out; ``on_pre_enqueue`` lets the runtime trace PreEnqueue results instead;
+- ``nominated_pods_for_node`` copies each pod one level deep (a new ``Pod`` and ``PodInfo``) where
+  upstream deep-copies: the scheduler never edits a pod in place (updates replace it), so its
+  nested values can be shared, and a deep copy of every nominated pod on every filtered node
+  cost more than the filters themselves.
 """
 
 from __future__ import annotations
@@ -584,14 +588,15 @@ class PriorityQueue:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Copies of the pods nominated to the node, in nomination order, as the queue holds
         them; a bare pod (name, namespace, uid) when the queue does not hold it, e.g. while it is
-        in flight, as upstream."""
+        in flight, as upstream. A copy is a new ``Pod`` and ``PodInfo`` sharing the pod's nested
+        values, which nothing edits in place."""
         result: list[PodInfo] = []
         for ref in self.nominator.nominated_refs_for_node(node_name):
             pinfo = self.get_pod(ref.key)
             if pinfo is None:
                 result.append(PodInfo(ref.to_pod()))
             else:
-                result.append(copy.deepcopy(pinfo.pod_info))
+                result.append(PodInfo(copy.copy(pinfo.pod_info.pod)))
         return result
 
     # ------------------------------------------------------------------------------ reading

@@ -20,7 +20,15 @@ Deliberately different:
   runs replay exactly; tests replace ``offset_rand``.
 - Victims are collected before any is removed, as upstream's later fix does (removing while
   walking the node's pod slice skipped pods in v1.34).
-- A PDB's ``status.disruptedPods`` is read from its manifest.
+- A PDB's ``status.disruptedPods`` is read from its manifest; a pod meets only the PDBs of its
+  namespace (indexed once per attempt, ``preemption.PodDisruptionBudgets``).
+- ``victims_selector`` (not in upstream) gives ``select_victims_on_node``'s answer without
+  copying the node and the cycle state, when the filters the cycle runs read of a node only the
+  node itself or its pods' count and total requests, and no PreFilter extension runs: the node
+  without every lower-priority pod is built once and filtered for real (so a node that cannot
+  host the preemptor even then gets the filters' own status), and each reprieve adds and
+  subtracts requests instead of copying, adding and filtering a node. Otherwise the dry run
+  copies the node and the state and calls ``select_victims_on_node``, upstream's algorithm.
 """
 
 from __future__ import annotations
@@ -28,7 +36,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from schedviz.kube.labels import as_selector
 from schedviz.kube.objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from schedviz.scheduler.apis.config.types_pluginargs import DefaultPreemptionArgs
 from schedviz.scheduler.apis.config.validation import (
@@ -41,6 +48,7 @@ from schedviz.scheduler.framework.interface import (
     EnqueueExtensions,
     PostFilterPlugin,
     PreEnqueuePlugin,
+    RequestsCheck,
     Status,
     as_status,
     code_of,
@@ -56,18 +64,21 @@ from schedviz.scheduler.framework.types import (
     NodeToStatus,
     PodInfo,
     QueueingHint,
+    Resource,
 )
-from schedviz.scheduler.gosort import sort_slice
 from schedviz.scheduler.preemption import (
     CONDITION_DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
     Candidate,
     Evaluator,
+    PodDisruptionBudgets,
     PreemptionHandle,
     PreemptionPostFilterResult,
     ScoreFunc,
     Victims,
+    VictimsSelector,
     more_important_pod,
+    sort_by_importance,
 )
 
 NAME = DEFAULT_PREEMPTION
@@ -210,7 +221,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
         def order(victims: list[PodInfo]) -> None:
             # sort.Slice with MoreImportantPod, which is no strict order (see gosort).
-            sort_slice(victims, lambda a, b: more_important(a.pod, b.pod))
+            sort_by_importance(victims, more_important)
 
         order(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
@@ -245,6 +256,89 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             order(victims)
         return [p.pod for p in victims], num_violating_victims, None
 
+    def victims_selector(self, state: CycleState, pod: Pod) -> VictimsSelector | None:
+        """``select_victims_on_node`` without copying the node and the state, when the filters
+        the cycle runs allow it (``Framework.filters_by_requests``): each reads of a node
+        either the node alone or its pods' count and total requests, and no PreFilter
+        extension runs. Not in upstream; the answer is ``select_victims_on_node``'s exactly.
+
+        The node without every lower-priority pod is built once and filtered for real (with
+        the nominated pods, as upstream), so a node that cannot host the preemptor even then
+        gets the filters' own status. Each reprieve then only adds and subtracts requests:
+        the filters that read the node alone passed on it, and pass on it with any pods.
+        """
+        if getattr(self.select_victims_on_node, "__func__", None) is not (
+            DefaultPreemption.select_victims_on_node
+        ):
+            return None  # replaced: the replacement decides
+        by_requests_of = getattr(self.handle, "filters_by_requests", None)
+        passes: RequestsCheck | None = (
+            by_requests_of(state, pod) if by_requests_of is not None else None
+        )
+        if passes is None:
+            return None
+        handle = self.handle
+        priority = pod.effective_priority
+        key = pod.key
+        allowed = self._is_preemption_allowed
+        # Every lower-priority pod is eligible (the default IsEligiblePod).
+        any_eligible = self.is_eligible_pod is _any_victim_is_eligible
+        more_important = self.more_important_pod
+
+        def select(
+            node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+        ) -> tuple[list[Pod], int, Status | None]:
+            if any_eligible:
+                potential = [p for p in node_info.pods if p.pod.effective_priority < priority]
+            else:
+                potential = [p for p in node_info.pods if allowed(node_info, p, pod)]
+            if not potential:
+                return [], 0, Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_NO_VICTIMS,))
+            without = node_info.without_pods(potential)
+            status = handle.run_filter_plugins_with_nominated_pods(state, pod, without)
+            if not is_success(status):
+                return [], 0, status
+            # The pods run_filter_plugins_with_nominated_pods counts as running on the node.
+            nominated = [
+                info
+                for info in handle.nominated_pods_for_node(node_info.name)
+                if info.pod.effective_priority >= priority and info.key != key
+            ]
+            allocatable = without.allocatable
+            requested = without.requested.clone()
+            count = len(without.pods)
+            nominated_requests = Resource()
+            for info in nominated:
+                nominated_requests.add(info.requests)
+
+            def fits() -> bool:
+                if nominated:
+                    with_nominated = requested.clone()
+                    with_nominated.add(nominated_requests)
+                    if not passes(allocatable, with_nominated, count + len(nominated)):
+                        return False
+                return passes(allocatable, requested, count)
+
+            sort_by_importance(potential, more_important)
+            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+            victims: list[PodInfo] = []
+            num_violating_victims = 0
+            # Reprieve from the most important down, the PDB-violating pods first.
+            for position, pod_info in enumerate((*violating, *non_violating)):
+                requested.add(pod_info.requests)
+                count += 1
+                if not fits():
+                    requested.add(pod_info.requests, -1)
+                    count -= 1
+                    victims.append(pod_info)
+                    if position < len(violating):
+                        num_violating_victims += 1
+            if violating and non_violating:
+                sort_by_importance(victims, more_important)
+            return [p.pod for p in victims], num_violating_victims, None
+
+        return select
+
     def _is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.effective_priority < preemptor.effective_priority and (
             self.is_eligible_pod(node_info, victim, preemptor)
@@ -267,37 +361,29 @@ def filter_pods_with_pdb_violation(
     """Splits pods into those whose eviction would violate a PDB and the rest, keeping order.
 
     Each PDB's allowance is spent by the pods it matches in turn; a pod already listed in the
-    PDB's ``disruptedPods`` has been counted by the API server and spends nothing.
+    PDB's ``disruptedPods`` has been counted by the API server and spends nothing. A pod only
+    meets the PDBs of its namespace (``PodDisruptionBudgets``' index).
     """
-    allowed = [pdb.disruptions_allowed for pdb in pdbs]
-    selectors = [as_selector(pdb.selector) for pdb in pdbs]
+    index = pdbs if isinstance(pdbs, PodDisruptionBudgets) else PodDisruptionBudgets(pdbs)
+    by_namespace = index.by_namespace
+    # The allowance left of each PDB met so far, by its position.
+    allowed: dict[int, int] = {}
     violating: list[PodInfo] = []
     non_violating: list[PodInfo] = []
     for pod_info in pod_infos:
         pod = pod_info.pod
         violated = False
         # A pod without labels matches no PDB.
-        if pod.labels:
-            for index, pdb in enumerate(pdbs):
-                if pdb.namespace != pod.namespace:
+        if pod.labels and by_namespace:
+            for position, selector, disrupted in by_namespace.get(pod.namespace, ()):
+                if not selector.matches(pod.labels) or pod.name in disrupted:
                     continue
-                selector = selectors[index]
-                # A nil or empty selector matches nothing.
-                if selector.empty or not selector.matches(pod.labels):
-                    continue
-                if pod.name in _disrupted_pods(pdb):
-                    continue
-                allowed[index] -= 1
-                if allowed[index] < 0:
+                left = allowed.get(position, index[position].disruptions_allowed) - 1
+                allowed[position] = left
+                if left < 0:
                     violated = True
         (violating if violated else non_violating).append(pod_info)
     return violating, non_violating
-
-
-def _disrupted_pods(pdb: PodDisruptionBudget) -> dict[str, object]:
-    status = pdb.manifest.get("status") if isinstance(pdb.manifest, dict) else None
-    disrupted = status.get("disruptedPods") if isinstance(status, dict) else None
-    return disrupted if isinstance(disrupted, dict) else {}
 
 
 def _any_victim_is_eligible(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:

@@ -31,8 +31,8 @@ from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     Code,
     EnqueueExtensions,
-    FilterPlugin,
     Handle,
+    NodeOnlyFilterPlugin,
     NodeScore,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -118,12 +118,15 @@ def _node_names_of(required: NodeSelector) -> frozenset[str] | None:
 
 class NodeAffinity(
     PreFilterPlugin,
-    FilterPlugin,
+    NodeOnlyFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
     ScoreExtensions,
     EnqueueExtensions,
 ):
+    # Filter reads the node object and the cycle state only (interface.NodeOnlyFilterPlugin).
+    filter_reads_node_only = True
+
     def __init__(
         self,
         added_node_selector: NodeSelectorMatcher | None = None,

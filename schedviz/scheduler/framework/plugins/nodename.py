@@ -14,8 +14,8 @@ from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
-    FilterPlugin,
     Handle,
+    NodeOnlyFilterPlugin,
     Status,
     new_status,
 )
@@ -38,7 +38,10 @@ def fits(pod: Pod, node: Node) -> bool:
     return not pod.node_name or pod.node_name == node.name
 
 
-class NodeName(FilterPlugin, EnqueueExtensions):
+class NodeName(NodeOnlyFilterPlugin, EnqueueExtensions):
+    # Filter reads the node object and the cycle state only (interface.NodeOnlyFilterPlugin).
+    filter_reads_node_only = True
+
     def name(self) -> str:
         return NAME
 

@@ -23,8 +23,8 @@ from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
-    FilterPlugin,
     Handle,
+    NodeOnlyFilterPlugin,
     Status,
     new_status,
 )
@@ -51,7 +51,10 @@ def tolerates_unschedulable(pod: Pod) -> bool:
     return tolerations_tolerate_taint(pod.tolerations, _UNSCHEDULABLE_TAINT)
 
 
-class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
+class NodeUnschedulable(NodeOnlyFilterPlugin, EnqueueExtensions):
+    # Filter reads the node object and the cycle state only (interface.NodeOnlyFilterPlugin).
+    filter_reads_node_only = True
+
     def name(self) -> str:
         return NAME
 

@@ -21,8 +21,8 @@ from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
     Code,
     EnqueueExtensions,
-    FilterPlugin,
     Handle,
+    NodeOnlyFilterPlugin,
     NodeScore,
     NodeScorer,
     NodeScorerPlugin,
@@ -91,8 +91,11 @@ def _count_intolerable_taints_prefer_no_schedule(
 
 
 class TaintToleration(
-    FilterPlugin, PreScorePlugin, NodeScorerPlugin, ScoreExtensions, EnqueueExtensions
+    NodeOnlyFilterPlugin, PreScorePlugin, NodeScorerPlugin, ScoreExtensions, EnqueueExtensions
 ):
+    # Filter reads the node object and the cycle state only (interface.NodeOnlyFilterPlugin).
+    filter_reads_node_only = True
+
     def name(self) -> str:
         return NAME
 

@@ -16,8 +16,8 @@ from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundEr
 from schedviz.scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
-    FilterPlugin,
     Handle,
+    NodeOnlyFilterPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -108,7 +108,10 @@ def _claim_names(pod: Pod) -> list[str]:
     return [v.pvc_claim_name for v in pod.volumes if v.pvc_claim_name is not None]
 
 
-class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class VolumeZone(PreFilterPlugin, NodeOnlyFilterPlugin, EnqueueExtensions):
+    # Filter reads the node object and the cycle state only (interface.NodeOnlyFilterPlugin).
+    filter_reads_node_only = True
+
     def __init__(self, handle: Handle) -> None:
         self._objects = handle.objects
 

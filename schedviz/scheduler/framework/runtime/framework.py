@@ -9,7 +9,8 @@ knows it is traced.
 Deliberately different: no goroutines. Filter and Score run node after node in the order
 upstream's parallelizer hands out indexes, which is what a run with one worker would do and keeps
 every run deterministic. Waiting pods (Permit ``Wait``) are resolved by the scheduling loop
-against its clock instead of by timers.
+against its clock instead of by timers. ``filters_by_requests`` (not in upstream) tells
+preemption's dry run when the cycle's filters can be answered from a node's requests alone.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from schedviz.scheduler.framework.types import (
     NodeToStatus,
     PodInfo,
     QueuedPodInfo,
+    Resource,
 )
 from schedviz.scheduler.trace import CycleTrace, PointRecord
 
@@ -617,6 +619,37 @@ class Framework:
         ]
         self._filters_for_skip = (skip, active)
         return self._filters_for_skip
+
+    def filters_by_requests(self, state: CycleState, pod: Pod) -> fw.RequestsCheck | None:
+        """Whether the cycle's filters would still pass a node they passed once it holds other
+        pods, from the node's allocatable and those pods' total requests and number alone; None
+        when that cannot be told this way. Not in upstream (preemption's dry run uses it).
+
+        It can when every Filter plugin the cycle runs (PreFilter's Skips left out) reads of a
+        node either the node alone (``NodeOnlyFilterPlugin``: same verdict whatever its pods)
+        or only its pods' count and total requests (``RequestsFilterPlugin``), and no PreFilter
+        plugin the cycle runs has AddPod/RemovePod extensions (so adding or removing a pod
+        leaves the cycle state as it is). The answer is then the requests plugins' answers.
+        """
+        skip = state.skip_filter_plugins
+        for plugin in self.points["preFilter"]:
+            if plugin.name() not in skip and plugin.pre_filter_extensions() is not None:
+                return None
+        checks: list[fw.RequestsCheck] = []
+        for plugin in self.points["filter"]:
+            if plugin.name() in skip or getattr(plugin, "filter_reads_node_only", False) is True:
+                continue
+            check_of = getattr(plugin, "filter_requests_check", None)
+            if check_of is None:
+                return None
+            checks.append(check_of(state, pod))
+        if len(checks) == 1:
+            return checks[0]
+
+        def passes(allocatable: Resource, requested: Resource, pods: int) -> bool:
+            return all(check(allocatable, requested, pods) for check in checks)
+
+        return passes
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from schedviz.kube.labels import as_selector
 from schedviz.kube.objects import (
     PREEMPT_LOWER_PRIORITY,
     PREEMPT_NEVER,
@@ -25,6 +26,7 @@ from schedviz.kube.objects import (
     Pod,
     PodCondition,
     PodDisruptionBudget,
+    Taint,
 )
 from schedviz.scheduler.apis.config.types import (
     KubeSchedulerConfiguration,
@@ -49,16 +51,26 @@ from schedviz.scheduler.framework.interface import (
     as_status,
     is_success,
 )
-from schedviz.scheduler.framework.plugins import defaultbinder, defaultpreemption, prioritysort
+from schedviz.scheduler.framework.plugins import (
+    defaultbinder,
+    defaultpreemption,
+    nodeaffinity,
+    nodeports,
+    prioritysort,
+    tainttoleration,
+)
 from schedviz.scheduler.framework.plugins.defaultpreemption import DefaultPreemption
 from schedviz.scheduler.framework.plugins.interpodaffinity import plugin as interpodaffinity
 from schedviz.scheduler.framework.plugins.names import (
     DEFAULT_BINDER,
     DEFAULT_PREEMPTION,
     INTER_POD_AFFINITY,
+    NODE_AFFINITY,
+    NODE_PORTS,
     NODE_RESOURCES_FIT,
     POD_TOPOLOGY_SPREAD,
     PRIORITY_SORT,
+    TAINT_TOLERATION,
 )
 from schedviz.scheduler.framework.plugins.noderesources import fit
 from schedviz.scheduler.framework.plugins.podtopologyspread import plugin as podtopologyspread
@@ -73,7 +85,12 @@ from schedviz.scheduler.framework.types import (
     PodInfo,
     QueueingHint,
 )
-from schedviz.scheduler.preemption import Candidate, pod_start_time
+from schedviz.scheduler.preemption import (
+    Candidate,
+    PodDisruptionBudgets,
+    disrupted_pods,
+    pod_start_time,
+)
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore
 from schedviz.scheduler.testing.wrappers import label_selector, make_node, make_pod
@@ -1708,3 +1725,342 @@ def test_a_scheduler_preempts_then_binds_on_the_nominated_node() -> None:
         ("Preempted", "default/low0", "Preempted by pod high on node node1"),
         ("Scheduled", "default/high", "Successfully assigned default/high to node1"),
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# victims_selector: select_victims_on_node by requests alone (not in upstream)
+
+TAINTS = (TAINT_TOLERATION, tainttoleration.new, ("filter",))
+AFFINITY = (NODE_AFFINITY, nodeaffinity.new, ("pre_filter", "filter"))
+PORTS = (NODE_PORTS, nodeports.new, ("pre_filter", "filter"))
+FOUR_CPU: Resources = {"cpu": "4", "memory": "32Gi", "pods": 110}
+
+
+@dataclasses.dataclass
+class SelectorCase:
+    name: str
+    node: Node
+    pods: list[Pod]
+    preemptor: Pod
+    want_victims: list[str]
+    want_violations: int = 0
+    want_status: Status | None = None
+    pdbs: list[PodDisruptionBudget] = dataclasses.field(default_factory=list)
+    nominated: list[Pod] = dataclasses.field(default_factory=list)
+
+
+def _on(name: str, priority: int, cpu: str, **labels: str) -> Pod:
+    return pod(name, priority, "node1", {"cpu": cpu}, labels or None)
+
+
+SELECTOR_CASES = [
+    SelectorCase(
+        "the most important pod is reprieved, the others are victims",
+        node("node1", FOUR_CPU),
+        [
+            started(_on("a", LOW, "900m"), 1),
+            started(_on("b", LOW, "900m"), 2),
+            started(_on("c", MID, "900m"), 3),
+            started(_on("d", LOW, "900m"), 4),
+        ],
+        pod("p", HIGH, req={"cpu": "3"}),
+        ["a", "b", "d"],
+    ),
+    SelectorCase(
+        "pods of equal priority without start time are reprieved in Go's sort order",
+        node("node1", FOUR_CPU),
+        [_on(f"r{i}", LOW, "900m") for i in range(6)],
+        pod("p", HIGH, req={"cpu": "3"}),
+        # sort.Slice's insertion sort reverses them: r5 is reprieved.
+        ["r4", "r3", "r2", "r1", "r0"],
+    ),
+    SelectorCase(
+        "removing every lower-priority pod is not enough: the filter's own status",
+        node("node1", FOUR_CPU),
+        [_on("keep", VERY_HIGH, "2"), _on("a", LOW, "900m"), _on("b", LOW, "900m")],
+        pod("p", HIGH, req={"cpu": "3"}),
+        [],
+        want_status=Status(U, (fit.REASON_INSUFFICIENT_CPU,), NODE_RESOURCES_FIT),
+    ),
+    SelectorCase(
+        "a request beyond the node's allocatable is unresolvable",
+        node("node1", FOUR_CPU),
+        [_on("a", LOW, "900m")],
+        pod("p", HIGH, req={"cpu": "5"}),
+        [],
+        want_status=Status(UU, (fit.REASON_INSUFFICIENT_CPU,), NODE_RESOURCES_FIT),
+    ),
+    SelectorCase(
+        "too many pods even without the lower-priority ones",
+        node("node1", {"cpu": "4", "pods": 2}),
+        [_on("h1", VERY_HIGH, "100m"), _on("h2", VERY_HIGH, "100m"), _on("a", LOW, "100m")],
+        pod("p", HIGH, req={"cpu": "100m"}),
+        [],
+        want_status=Status(U, (fit.REASON_TOO_MANY_PODS,), NODE_RESOURCES_FIT),
+    ),
+    SelectorCase(
+        "no lower-priority pod on the node",
+        node("node1", FOUR_CPU),
+        [_on("h1", VERY_HIGH, "4")],
+        pod("p", HIGH, req={"cpu": "1"}),
+        [],
+        want_status=Status(UU, (defaultpreemption.ERR_REASON_NO_VICTIMS,)),
+    ),
+    SelectorCase(
+        "a tainted node fails TaintToleration once the victims are gone",
+        make_node()
+        .name("node1")
+        .capacity(FOUR_CPU)
+        .taints([Taint("dedicated", "NoSchedule")])
+        .obj(),
+        [_on("a", LOW, "4")],
+        pod("p", HIGH, req={"cpu": "1"}),
+        [],
+        want_status=Status(UU, ("node(s) had untolerated taint {dedicated: }",), TAINT_TOLERATION),
+    ),
+    SelectorCase(
+        "PDB-violating pods are reprieved first and counted when evicted",
+        node("node1", FOUR_CPU),
+        [
+            started(_on("a", LOW, "1", app="foo"), 1),
+            started(_on("b", LOW, "1", app="foo"), 2),
+            started(_on("c", LOW, "1"), 3),
+            started(_on("d", MID, "1", app="foo"), 4),
+        ],
+        pod("p", HIGH, req={"cpu": "3"}),
+        # d is reprieved first (most important, violating), then a and b fail; c last.
+        ["a", "b", "c"],
+        want_violations=2,
+        pdbs=[pdb({"app": "foo"}, 0)],
+    ),
+    SelectorCase(
+        "a nominated pod of higher or equal priority takes its room",
+        node("node1", FOUR_CPU),
+        [started(_on("a", LOW, "1"), 1), started(_on("b", LOW, "1"), 2)],
+        pod("p", HIGH, req={"cpu": "2"}),
+        ["b"],
+        nominated=[
+            dataclasses.replace(pod("n", HIGH, req={"cpu": "1"}), nominated_node_name="node1")
+        ],
+    ),
+    SelectorCase(
+        "a nominated pod that leaves no room even without victims",
+        node("node1", FOUR_CPU),
+        [_on("a", LOW, "1")],
+        pod("p", HIGH, req={"cpu": "2"}),
+        [],
+        want_status=Status(U, (fit.REASON_INSUFFICIENT_CPU,), NODE_RESOURCES_FIT),
+        nominated=[
+            dataclasses.replace(pod("n", HIGH, req={"cpu": "3"}), nominated_node_name="node1")
+        ],
+    ),
+    SelectorCase(
+        "a nominated pod of lower priority is not counted",
+        node("node1", FOUR_CPU),
+        [started(_on("a", LOW, "1"), 1), started(_on("b", LOW, "2"), 2)],
+        pod("p", HIGH, req={"cpu": "2"}),
+        ["b"],
+        nominated=[
+            dataclasses.replace(pod("n", MID, req={"cpu": "3"}), nominated_node_name="node1")
+        ],
+    ),
+    SelectorCase(
+        "extended resources count as cpu does",
+        node("node1", {"cpu": "4", "example.com/gpu": 2}),
+        [
+            started(pod("g1", LOW, "node1", {"example.com/gpu": 1}), 1),
+            started(pod("g2", LOW, "node1", {"example.com/gpu": 1}), 2),
+        ],
+        pod("p", HIGH, req={"example.com/gpu": 1}),
+        ["g2"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SELECTOR_CASES, ids=lambda c: c.name)
+def test_victims_selector_gives_select_victims_on_node_answer(case: SelectorCase) -> None:
+    handle = ClusterHandle(
+        case.pods, [case.node], [case.preemptor, *case.pdbs], nominated=case.nominated
+    )
+    framework, plugin = build(handle, [TAINTS, AFFINITY, FIT])
+    state = pre_filtered(framework, case.preemptor)
+    (node_info,) = handle.snapshot.list()
+    before = (list(node_info.pods), node_info.requested.clone(), state.skip_filter_plugins)
+
+    quick = plugin.victims_selector(state, case.preemptor)
+    assert quick is not None
+    got = quick(node_info, case.pdbs)
+    want = plugin.select_victims_on_node(
+        state.clone(), case.preemptor, node_info.snapshot(), case.pdbs
+    )
+
+    assert got is not None
+    assert ([p.name for p in got[0]], got[1], got[2]) == ([p.name for p in want[0]], *want[1:])
+    assert [p.name for p in got[0]] == case.want_victims
+    assert got[1] == case.want_violations
+    assert got[2] == case.want_status
+    # Neither the node nor the state was changed.
+    assert (list(node_info.pods), node_info.requested, state.skip_filter_plugins) == before
+
+
+def test_victims_selector_declines_filters_that_read_the_pods_on_the_node() -> None:
+    preemptor = make_pod().name("p").priority(HIGH).host_port(80).obj()
+    handle = ClusterHandle([pod("a", LOW, "node1")], [node("node1", FOUR_CPU)], [preemptor])
+    framework, plugin = build(handle, [PORTS, FIT])
+    assert plugin.victims_selector(pre_filtered(framework, preemptor), preemptor) is None
+    # Without host ports NodePorts is skipped at PreFilter: requests decide again.
+    plain = pod("q", HIGH)
+    assert plugin.victims_selector(pre_filtered(framework, plain), plain) is not None
+
+
+def test_victims_selector_declines_when_pre_filter_extensions_run() -> None:
+    preemptor = pod("p", HIGH, req=SMALL)
+    handle = ClusterHandle([pod("a", LOW, "node1")], [node("node1", FOUR_CPU)], [preemptor])
+    framework, plugin = build(handle, [FIT, TEST_PLUGIN])
+    assert plugin.victims_selector(pre_filtered(framework, preemptor), preemptor) is None
+
+
+def test_victims_selector_declines_when_select_victims_on_node_is_replaced() -> None:
+    preemptor = pod("p", HIGH, req=SMALL)
+    handle = ClusterHandle([pod("a", LOW, "node1")], [node("node1", FOUR_CPU)], [preemptor])
+    framework, plugin = build(handle, [FIT])
+    state = pre_filtered(framework, preemptor)
+    assert plugin.victims_selector(state, preemptor) is not None
+    plugin.select_victims_on_node = lambda *args: ([], 0, None)  # type: ignore[method-assign]
+    assert plugin.victims_selector(state, preemptor) is None
+
+
+def test_dry_run_gives_the_same_candidates_and_statuses_with_and_without_the_selector() -> None:
+    """Nodes full of pods of mixed priorities, some under a PDB: from every offset the dry run
+    stops at the same node with the same candidates, statuses and errors either way."""
+    # (priority, cpu, under the PDB) of each node's pods, node i taking template i % 5.
+    templates = [
+        [(LOW, "1"), (LOW, "1"), (MID, "1"), (LOW, "900m")],
+        [(VERY_HIGH, "2"), (LOW, "1"), (LOW, "900m")],
+        [(VERY_HIGH, "2"), (VERY_HIGH, "1500m")],
+        [(LOW, "1", True), (LOW, "1", True), (MID, "1", True), (LOW, "900m")],
+        [(MID, "1500m", True), (LOW, "2"), (NEG, "400m")],
+    ]
+    nodes = [node(f"node{i}", FOUR_CPU) for i in range(10)]
+    pods = [
+        started(
+            pod(f"v{i}-{j}", spec[0], f"node{i}", {"cpu": spec[1]}, APP_FOO if spec[2:] else None),
+            (i * 7 + j * 3) % 5,
+        )
+        for i in range(10)
+        for j, spec in enumerate(templates[i % 5])
+    ]
+    preemptor = pod("p", HIGH, req={"cpu": "2500m"})
+    pdbs = [pdb(APP_FOO, 1), pdb({}, 0, "empty")]
+    handle = ClusterHandle(pods, nodes, [preemptor, *pdbs])
+    framework, plugin = build(handle, [TAINTS, FIT])
+    state = pre_filtered(framework, preemptor)
+    node_infos = handle.snapshot.list()
+
+    def dry_run(offset: int) -> tuple[Expected, dict[str, str], str | None]:
+        candidates, node_statuses, error = plugin.evaluator.dry_run_preemption(
+            state, preemptor, node_infos, pdbs, offset, 3
+        )
+        messages = {name: status.message() for name, status in node_statuses.items()}
+        return _candidates_by_node(candidates), messages, error
+
+    outcomes = []
+    for offset in range(len(nodes)):
+        quick = dry_run(offset)
+        plugin.victims_selector = lambda s, p: None  # type: ignore[method-assign]
+        slow = dry_run(offset)
+        del plugin.victims_selector
+        assert quick == slow
+        outcomes.append(quick)
+    # From node0: three candidates (node3's one under the PDB last), node1 short of cpu even
+    # without its lower-priority pods, node2 without any.
+    assert outcomes[0] == (
+        {
+            "node0": (["v0-0", "v0-1", "v0-3"], 0),
+            "node4": (["v4-1", "v4-2"], 0),
+            "node3": (["v3-1", "v3-2", "v3-3"], 1),
+        },
+        {"node1": "Insufficient cpu", "node2": "No preemption victims found for incoming pod"},
+        None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# filterPodsWithPDBViolation with PDBs indexed by namespace
+
+
+def _upstream_pdb_split(
+    pod_infos: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[str], list[str]]:
+    """filterPodsWithPDBViolation as upstream writes it: every PDB for every pod."""
+    allowed = [p.disruptions_allowed for p in pdbs]
+    violating: list[str] = []
+    non_violating: list[str] = []
+    for info in pod_infos:
+        violated = False
+        for index, budget in enumerate(pdbs):
+            if budget.namespace != info.pod.namespace or not info.pod.labels:
+                continue
+            selector = as_selector(budget.selector)
+            if selector.empty or not selector.matches(info.pod.labels):
+                continue
+            if info.pod.name in disrupted_pods(budget):
+                continue
+            allowed[index] -= 1
+            if allowed[index] < 0:
+                violated = True
+        (violating if violated else non_violating).append(info.pod.name)
+    return violating, non_violating
+
+
+def test_pdb_split_by_namespace_index_is_upstreams_scan() -> None:
+    pods = [
+        dataclasses.replace(pod(f"p{i}", LOW, "node1", labels=labels), namespace=namespace)
+        for i, (namespace, labels) in enumerate(
+            [
+                ("default", {"app": "foo"}),
+                ("other", {"app": "foo"}),
+                ("default", {"app": "foo", "tier": "web"}),
+                ("default", {}),
+                ("default", {"app": "bar"}),
+                ("other", {"app": "foo"}),
+                ("default", {"app": "foo"}),
+            ]
+        )
+    ]
+    pdbs = [
+        pdb({"app": "foo"}, 1, "foo"),
+        dataclasses.replace(pdb({"app": "foo"}, 1, "foo-other"), namespace="other"),
+        pdb({"tier": "web"}, 0, "web"),
+        pdb({}, 0, "empty"),
+        dataclasses.replace(pdb({"app": "bar"}, 0, "bar"), selector=None),
+        pdb({"app": "foo"}, 5, "disrupted", disrupted=["p0", "p2"]),
+    ]
+    infos = [PodInfo(p) for p in pods]
+
+    violating, non_violating = defaultpreemption.filter_pods_with_pdb_violation(
+        infos, PodDisruptionBudgets(pdbs)
+    )
+
+    got = ([i.pod.name for i in violating], [i.pod.name for i in non_violating])
+    assert got == _upstream_pdb_split(infos, pdbs)
+    assert got == (["p2", "p5", "p6"], ["p0", "p1", "p3", "p4"])
+    # A plain list is indexed on the way in.
+    plain = defaultpreemption.filter_pods_with_pdb_violation(infos, pdbs)
+    assert ([i.pod.name for i in plain[0]], [i.pod.name for i in plain[1]]) == got
+
+
+def test_pod_disruption_budgets_index_matchable_pdbs_by_namespace() -> None:
+    pdbs = PodDisruptionBudgets(
+        [
+            pdb({"app": "foo"}, 1, "a"),
+            pdb({}, 0, "empty"),
+            dataclasses.replace(pdb({"app": "foo"}, 1, "b"), namespace="other"),
+        ]
+    )
+    assert [p.name for p in pdbs] == ["a", "empty", "b"]
+    assert len(pdbs) == 3 and pdbs[1].name == "empty"
+    assert {ns: [entry[0] for entry in entries] for ns, entries in pdbs.by_namespace.items()} == {
+        "default": [0],
+        "other": [2],
+    }

@@ -30,6 +30,13 @@ from schedviz.scheduler.framework.interface import (
     Status,
     as_status,
 )
+from schedviz.scheduler.framework.plugins import nodeports, tainttoleration
+from schedviz.scheduler.framework.plugins.names import (
+    NODE_PORTS,
+    NODE_RESOURCES_FIT,
+    TAINT_TOLERATION,
+)
+from schedviz.scheduler.framework.plugins.noderesources import fit
 from schedviz.scheduler.framework.runtime.framework import Framework, FrameworkError
 from schedviz.scheduler.framework.runtime.registry import PluginFactory, Registry
 from schedviz.scheduler.framework.types import NodeInfo, NodeToStatus, PodInfo, QueuedPodInfo
@@ -838,6 +845,91 @@ def test_it_stops_filtering_at_the_first_plugin_that_rejects_the_node(
     node_info = NodeInfo(make_node().name(NODE_NAME).obj())
     got = framework.run_filter_plugins(state, make_pod().obj(), node_info)
     assert same_status(got, want), got
+
+
+def requests_framework(*extra: FakePlugin, pre_filter_extra: bool = False) -> Framework:
+    """TaintToleration and NodeResourcesFit at Filter (Fit also at PreFilter), NodePorts at
+    both, then ``extra`` at Filter (and PreFilter with ``pre_filter_extra``)."""
+    reg = Registry(
+        {
+            TAINT_TOLERATION: tainttoleration.new,
+            NODE_RESOURCES_FIT: fit.new,
+            NODE_PORTS: nodeports.new,
+        }
+    )
+    for plugin in extra:
+        reg.register(plugin.name(), lambda args, handle, plugin=plugin: plugin)
+    names = [Plugin(p.name()) for p in extra]
+    return with_queue_sort_and_bind(
+        Plugins(
+            pre_filter=PluginSet(
+                [
+                    Plugin(NODE_RESOURCES_FIT),
+                    Plugin(NODE_PORTS),
+                    *(names if pre_filter_extra else []),
+                ]
+            ),
+            filter=PluginSet(
+                [Plugin(TAINT_TOLERATION), Plugin(NODE_RESOURCES_FIT), Plugin(NODE_PORTS), *names]
+            ),
+        ),
+        reg,
+    )
+
+
+def pre_filtered_state(framework: Framework, pod: Pod) -> CycleState:
+    state = CycleState()
+    _, status, _ = framework.run_pre_filter_plugins(state, pod)
+    assert status is None or status.is_success()
+    return state
+
+
+def test_filters_by_requests_answers_as_the_filters_do_on_any_pods() -> None:
+    framework = requests_framework()
+    pod = make_pod().name("p").req({"cpu": "2", "memory": "1Gi"}).obj()
+    state = pre_filtered_state(framework, pod)
+    passes = framework.filters_by_requests(state, pod)
+    assert passes is not None
+    node = make_node().name("n").capacity({"cpu": "4", "memory": "4Gi", "pods": 3}).obj()
+    on_node = [
+        make_pod().name(f"r{i}").req({"cpu": cpu, "memory": "1Gi"}).node("n").obj()
+        for i, cpu in enumerate(["1", "1500m", "500m", "100m"])
+    ]
+    for count in range(len(on_node) + 1):
+        node_info = NodeInfo(node, on_node[:count])
+        want = framework.run_filter_plugins(state, pod, node_info) is None
+        assert passes(node_info.allocatable, node_info.requested, len(node_info.pods)) is want
+        assert want is (count <= 1)
+
+
+def test_filters_by_requests_declines_a_filter_that_reads_the_pods() -> None:
+    framework = requests_framework()
+    with_port = make_pod().name("p").host_port(8080).obj()
+    # NodePorts runs (the pod asks for a host port) and reads the node's used ports.
+    assert (
+        framework.filters_by_requests(pre_filtered_state(framework, with_port), with_port) is None
+    )
+
+
+def test_filters_by_requests_declines_a_filter_that_does_not_say_what_it_reads() -> None:
+    framework = requests_framework(FakePlugin("Opaque", Injected()))
+    pod = make_pod().name("p").obj()
+    state = pre_filtered_state(framework, pod)
+    assert framework.filters_by_requests(state, pod) is None
+    state.skip_filter_plugins = {*state.skip_filter_plugins, "Opaque"}
+    assert framework.filters_by_requests(state, pod) is not None
+
+
+def test_filters_by_requests_declines_when_pre_filter_extensions_run() -> None:
+    extended = FakePlugin("Extended", Injected())
+    extended.filter_reads_node_only = True  # type: ignore[attr-defined]
+    framework = requests_framework(extended, pre_filter_extra=True)
+    pod = make_pod().name("p").obj()
+    state = pre_filtered_state(framework, pod)
+    # Its AddPod/RemovePod would change the cycle state the filters read.
+    assert framework.filters_by_requests(state, pod) is None
+    state.skip_filter_plugins = {*state.skip_filter_plugins, "Extended"}
+    assert framework.filters_by_requests(state, pod) is not None
 
 
 class SlowFilter(FakePlugin):

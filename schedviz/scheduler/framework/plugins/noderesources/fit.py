@@ -16,6 +16,8 @@ Deliberately different or left out:
 - Left out: extended resources backed by DRA (and the DeviceClass event), the SignPlugin used by
   opportunistic batching.
 - Pods are identified by ``namespace/name`` where upstream compares UIDs.
+- ``filter_requests_check`` (not in upstream, ``RequestsFilterPlugin``) answers as Filter from
+  a node's allocatable, its pods' total requests and their number, for preemption's dry run.
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
-    FilterPlugin,
     Handle,
     NodeScorer,
     NodeScorerPlugin,
@@ -60,6 +61,8 @@ from schedviz.scheduler.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    RequestsCheck,
+    RequestsFilterPlugin,
     ScoreExtensions,
     Status,
     as_status,
@@ -147,7 +150,13 @@ _STRATEGY_SCORERS: dict[str, Callable[[ScoringStrategy], Scorer]] = {
 }
 
 
-class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, EnqueueExtensions):
+class Fit(
+    PreFilterPlugin,
+    RequestsFilterPlugin,
+    PreScorePlugin,
+    NodeScorerPlugin,
+    EnqueueExtensions,
+):
     def __init__(
         self,
         args: NodeResourcesFitArgs,
@@ -207,6 +216,22 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
         if any(r.unresolvable for r in insufficient):
             code = Code.UnschedulableAndUnresolvable
         return new_status(code, *(r.reason for r in insufficient))
+
+    def filter_requests_check(self, state: CycleState, pod: Pod) -> RequestsCheck:
+        """Whether ``filter`` passes a node with this allocatable, these requests and this many
+        pods (``RequestsFilterPlugin``): what it reads of a node."""
+        try:
+            request = state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState).pod_request
+        except (KeyError, TypeError):
+            return _never  # filter reports an error on every node
+        ignored, ignored_groups = self._ignored_resources, self._ignored_resource_groups
+
+        def check(allocatable: Resource, requested: Resource, pods: int) -> bool:
+            return not fits_request_amounts(
+                request, allocatable, requested, pods, ignored, ignored_groups
+            )
+
+        return check
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
@@ -364,6 +389,10 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, NodeScorerPlugin, Enque
         return QueueingHint.Queue
 
 
+def _never(allocatable: Resource, requested: Resource, pods: int) -> bool:
+    return False
+
+
 def _fits_node(pod: Pod, node: Node) -> bool:
     """Whether the pod fits the node when it is empty (upstream ``isFit``)."""
     return not fits(pod, NodeInfo(node))
@@ -396,12 +425,28 @@ def fits_request(
     """The resources the node lacks for this request, in upstream's order: pods, cpu, memory,
     ephemeral storage, then scalar resources. Ignored resources and groups only apply to
     extended resources."""
-    insufficient: list[InsufficientResource] = []
-    allocatable = node_info.allocatable
-    requested = node_info.requested
+    return fits_request_amounts(
+        pod_request,
+        node_info.allocatable,
+        node_info.requested,
+        len(node_info.pods),
+        ignored_resources,
+        ignored_resource_groups,
+    )
 
+
+def fits_request_amounts(
+    pod_request: Resource,
+    allocatable: Resource,
+    requested: Resource,
+    pod_count: int,
+    ignored_resources: AbstractSet[str] = frozenset(),
+    ignored_resource_groups: AbstractSet[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """``fits_request`` on a node given by its allocatable, the requests of its pods and how
+    many they are: all it reads of a node."""
+    insufficient: list[InsufficientResource] = []
     allowed_pods = allocatable.allowed_pod_number
-    pod_count = len(node_info.pods)
     if pod_count + 1 > allowed_pods:
         insufficient.append(
             InsufficientResource(RESOURCE_PODS, REASON_TOO_MANY_PODS, 1, pod_count, allowed_pods)
