@@ -31,15 +31,18 @@ NOT_MEASURED = "not measured"
 WHAT_LIMITS: dict[str, dict[str, str]] = {
     "SchedulingBasic": {
         "engine": (
-            "one Python thread for what does not vectorize, per cycle: the activeQ heap "
-            "(PrioritySort's `less` in Python) and its ordered head for the trace, PreFilter/"
-            "PreScore bookkeeping per pod, the reservoir draw per tied node (every node scores "
-            "the same here, hundreds of ties), the 500 feasible nodes' trace entries and the "
-            "trace's encoding (msgpack + zlib, about a fifth of a cycle)"
+            "one Python thread for what Go spreads over 16 goroutines (sampled: Score about a "
+            "fifth, the trace's encoding, msgpack and zlib, about a sixth, PreFilter and "
+            "PreScore bookkeeping per pod about a seventh, the filter walk a tenth); every node "
+            "scores the same here, so the reservoir draw walks hundreds of tied nodes a cycle"
         ),
         "e2e": (
-            "the database side of every pod (compare-and-set bind, Change row, following the "
-            "change log) and the Cycle rows, on the same interpreter as the scheduling"
+            "the database side of every pod on the same interpreter as the scheduling (py-spy "
+            "on the runner thread: about a fifth in binds, the compare-and-set UPDATE and the "
+            "Change row INSERT, mostly Django building the statements; about a tenth each "
+            "writing the Cycle rows, following the change log and saving the queue every "
+            "second; about a quarter the engine), and the other threads of the process (the "
+            "pods applied through the services, the clients) taking the GIL"
         ),
     },
     "SchedulingNodeAffinity": {
@@ -63,9 +66,15 @@ WHAT_LIMITS: dict[str, dict[str, str]] = {
     },
     "PreemptionAsync": {
         "engine": (
-            "PostFilter's dry run: every 200 ms a priority-10 churn pod preempts; the "
-            "candidates are simulated node by node on cloned node infos (removing victims, "
-            "running every filter) over up to 5000 nodes holding 20000 pods, not column-wise"
+            "PostFilter's dry run: every 200 ms (wall clock) a priority-10 churn pod preempts, "
+            "and it is always popped before the measured pods. The dry run walks the nodes from "
+            "a random offset until 500 candidates are found; when the cycle's filters read only "
+            "the node and its pods' requests, a node is checked once without its lower-priority "
+            "pods and the victims are chosen by adding requests back (no copies), else on "
+            "copies as upstream. Once nodes hold churn pods the walk goes much further than 500 "
+            "nodes, each non-candidate still costing a reduced node and a real filter run; when "
+            "a churn cycle costs more than 200 ms the churn pods take the whole core and the "
+            "measured pods starve"
         ),
         "e2e": (
             "as the engine, plus each preemption's victim deletions and the churn pods' writes "
