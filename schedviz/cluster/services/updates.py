@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Model
+from django.db.models import Field, Model
 from django.utils import timezone
 
 from schedviz.cluster.models import (
@@ -269,8 +269,10 @@ class _BindSql:
 def _bind_sql() -> _BindSql:
     q = connection.ops.quote_name
 
-    def column(model: type[Model], field: str) -> str:
-        return q(model._meta.get_field(field).column)
+    def column(model: type[Model], name: str) -> str:
+        field = model._meta.get_field(name)
+        assert isinstance(field, Field) and field.column
+        return q(field.column)
 
     insert_fields = ("cluster", "kind", "namespace", "name", "type", "manifest", "created_at")
     insert_change = (
