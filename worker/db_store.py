@@ -41,7 +41,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from django.db import InterfaceError, OperationalError, transaction
 
@@ -101,6 +102,21 @@ def _with_condition(
 def _condition_dict(condition: PodCondition) -> dict[str, Any]:
     """The condition as the manifest's status has it (empty reason and message left out)."""
     return {name: value for name, value in dataclasses.asdict(condition).items() if value}
+
+
+@dataclass(slots=True)
+class _ChangeRow:
+    """What ``follow`` reads of a Change row (values, not a model instance: a live run reads
+    every bind's row back)."""
+
+    HEAD: ClassVar[tuple[str, ...]] = ("id", "kind", "namespace", "name", "type")
+
+    id: int
+    kind: str
+    namespace: str
+    name: str
+    type: str
+    manifest: Any = None
 
 
 class DatabaseStore(ClusterStore):
@@ -192,11 +208,12 @@ class DatabaseStore(ClusterStore):
     def follow(self) -> int:
         """Applies the Change rows written since the last call; returns how many."""
         now = time.monotonic()
-        rows = list(
-            Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id)
+        rows = [
+            _ChangeRow(*values)
+            for values in Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id)
             .order_by("id")
-            .defer("manifest")
-        )
+            .values_list(*_ChangeRow.HEAD)
+        ]
         self._load_manifests(rows)
         if rows:
             self._reads.append((now, self.last_change_id))
@@ -211,7 +228,7 @@ class DatabaseStore(ClusterStore):
                 applied += 1
         return applied
 
-    def _load_manifests(self, rows: list[Change]) -> None:
+    def _load_manifests(self, rows: list[_ChangeRow]) -> None:
         """Reads the manifests ``_apply_change`` needs: not a deletion's, not an own bind's."""
         needed = {
             row.id: row
@@ -229,7 +246,7 @@ class DatabaseStore(ClusterStore):
     def has_new_changes(self) -> bool:
         return Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id).exists()
 
-    def _late_rows(self, now: float) -> list[Change]:
+    def _late_rows(self, now: float) -> list[_ChangeRow]:
         while self._reads and self._reads[0][0] < now - LATE_COMMIT_SECONDS:
             self._reads.popleft()
         if not self._reads:
@@ -246,9 +263,14 @@ class DatabaseStore(ClusterStore):
         if not missed:
             return []
         logger.info("cluster %s: %d change(s) committed late", self.cluster.pk, len(missed))
-        return list(Change.objects.filter(id__in=missed).order_by("id"))
+        return [
+            _ChangeRow(*values)
+            for values in Change.objects.filter(id__in=missed)
+            .order_by("id")
+            .values_list(*_ChangeRow.HEAD, "manifest")
+        ]
 
-    def _apply_change(self, row: Change) -> None:
+    def _apply_change(self, row: _ChangeRow | Change) -> None:
         self._applied_recently.add(row.id)
         ref = (row.kind, object_key(row.kind, row.namespace, row.name))
         own_bind = self._own_binds.pop(row.id, None)

@@ -167,11 +167,17 @@ POD_FIELDS = (
 )
 
 
+# The empty plugin and event lists of every entry that has none (most of them): one list, never
+# changed, rather than three new ones per pod per save.
+_NONE: list[Any] = []
+
+
 def _pod_to_data(pinfo: QueuedPodInfo) -> list[Any]:
-    unschedulable, pending, events = (
+    unschedulable, pending, events, expiry = (
         pinfo.unschedulable_plugins,
         pinfo.pending_plugins,
         pinfo.gating_plugin_events,
+        pinfo.backoff_expiration,
     )
     return [
         pinfo.pod_info.pod.key,
@@ -180,12 +186,12 @@ def _pod_to_data(pinfo: QueuedPodInfo) -> list[Any]:
         pinfo.unschedulable_count,
         pinfo.consecutive_errors_count,
         pinfo.initial_attempt_timestamp,
-        sorted(unschedulable) if unschedulable else [],
-        sorted(pending) if pending else [],
+        sorted(unschedulable) if unschedulable else _NONE,
+        sorted(pending) if pending else _NONE,
         pinfo.gating_plugin,
-        [_event_to_data(e) for e in events] if events else [],
+        [_event_to_data(e) for e in events] if events else _NONE,
         # -inf (Go's zero time) is not JSON: a cached "no backoff" is worked out again.
-        _finite_or_none(pinfo.backoff_expiration),
+        None if expiry is None or not math.isfinite(expiry) else expiry,
     ]
 
 
@@ -225,7 +231,3 @@ def _event_to_data(event: ClusterEvent) -> list[Any]:
 def _event_from_data(data: list[Any]) -> ClusterEvent:
     resource, action, label = data
     return ClusterEvent(str(resource), ActionType(int(action)), str(label))
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
