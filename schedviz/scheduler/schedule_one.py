@@ -672,20 +672,32 @@ class ScheduleOne:
                 outcome = {key: (passed_of[key], distinct[key]) for key in passed_of}
                 results.update(zip(names, map(outcome.__getitem__, map(id, statuses)), strict=True))
                 continue
-            for k, (node_info, status) in enumerate(zip(batch, statuses, strict=True)):
-                if status is None or status.code == Code.Success:
-                    feasible.append(node_info)
+            # The nodes between two rejections passed: taken a run at a time, as many as wanted.
+            failed = [
+                k
+                for k, status in enumerate(statuses)
+                if status is not None and status.code != Code.Success
+            ]
+            previous = 0
+            for k in (*failed, len(batch)):
+                if k > previous:
+                    wanted = to_find - len(feasible)
+                    taken = batch[previous : min(k, previous + wanted)]
+                    feasible.extend(taken)
                     if pending is not None and batch_rows is not None:
-                        row = batch_rows[k]
-                        feasible_rows.append(row)
-                        pending.rows.append(row)
-                        pending.passed.append(plugin_count)
-                        pending.statuses.append(None)
+                        taken_rows = batch_rows[previous : previous + len(taken)]
+                        feasible_rows.extend(taken_rows)
+                        pending.rows.extend(taken_rows)
+                        pending.passed.extend(repeat(plugin_count, len(taken_rows)))
+                        pending.statuses.extend(repeat(None, len(taken_rows)))
                     else:
-                        results[node_info.name] = passed_all
+                        results.update(zip(map(_name_of, taken), repeat(passed_all)))
                     if len(feasible) >= to_find:
                         break
-                    continue
+                if k == len(batch):
+                    break
+                previous = k + 1
+                node_info, status = batch[k], cast("Status", statuses[k])
                 if status.code == Code.Error:
                     # The walk stops; what it saw so far is still recorded, as upstream does.
                     error = _SchedulingError(status, feasible)

@@ -25,6 +25,7 @@ from schedviz.kube.objects import (
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
     RESOURCE_PODS,
+    ContainerPort,
     Node,
     Pod,
     PodAffinityTerm,
@@ -436,15 +437,26 @@ class NodeInfo:
     def without_pods(self, pod_infos: Sequence[PodInfo]) -> NodeInfo:
         """A snapshot without these pod infos, which must be among ``pods``: ``snapshot`` then
         ``remove_pod`` of each, in one pass over the pods. Not in upstream."""
-        copy = self.snapshot()
+        copy = NodeInfo.__new__(NodeInfo)
         gone = {id(pod_info) for pod_info in pod_infos}
-        copy.pods = [p for p in copy.pods if id(p) not in gone]
-        if copy.pods_with_affinity:
-            copy.pods_with_affinity = [p for p in copy.pods_with_affinity if id(p) not in gone]
-        if copy.pods_with_required_anti_affinity:
-            copy.pods_with_required_anti_affinity = [
-                p for p in copy.pods_with_required_anti_affinity if id(p) not in gone
-            ]
+        copy.node = self.node
+        copy.name = self.name
+        copy.pods = [p for p in self.pods if id(p) not in gone]
+        with_affinity = self.pods_with_affinity
+        copy.pods_with_affinity = (
+            [p for p in with_affinity if id(p) not in gone] if with_affinity else []
+        )
+        with_anti_affinity = self.pods_with_required_anti_affinity
+        copy.pods_with_required_anti_affinity = (
+            [p for p in with_anti_affinity if id(p) not in gone] if with_anti_affinity else []
+        )
+        copy.used_ports = self.used_ports.clone()
+        copy.requested = self.requested.clone()
+        copy.non_zero_requested = self.non_zero_requested.clone()
+        copy.allocatable = self.allocatable.clone()
+        copy.image_states = self.image_states
+        copy.pvc_ref_counts = dict(self.pvc_ref_counts)
+        copy.generation = self.generation
         for pod_info in pod_infos:
             copy._update(pod_info, -1)
         return copy
@@ -456,13 +468,13 @@ class NodeInfo:
         pod = pod_info.pod
         # schedutil.GetHostPorts: regular containers and sidecars; init containers that run to
         # completion free their ports before the pod runs.
-        sidecars = [c for c in pod.init_containers if c.restart_policy == "Always"]
-        for container in (*sidecars, *pod.containers):
-            for port in container.ports:
-                if sign > 0:
-                    self.used_ports.add(port.host_ip, port.protocol, port.host_port)
-                else:
-                    self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
+        if pod.init_containers:
+            for container in pod.init_containers:
+                if container.restart_policy == "Always" and container.ports:
+                    self._update_ports(container.ports, sign)
+        for container in pod.containers:
+            if container.ports:
+                self._update_ports(container.ports, sign)
         for volume in pod.volumes:
             if volume.pvc_claim_name:
                 key = f"{pod.namespace}/{volume.pvc_claim_name}"
@@ -472,6 +484,13 @@ class NodeInfo:
                 else:
                     self.pvc_ref_counts.pop(key, None)
         self.generation = next_generation()
+
+    def _update_ports(self, ports: Sequence[ContainerPort], sign: int) -> None:
+        for port in ports:
+            if sign > 0:
+                self.used_ports.add(port.host_ip, port.protocol, port.host_port)
+            else:
+                self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
 
     def snapshot(self) -> NodeInfo:
         """A copy for the scheduler's snapshot; pod infos are shared, as upstream shares them."""

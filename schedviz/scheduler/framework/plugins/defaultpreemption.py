@@ -26,9 +26,10 @@ Deliberately different:
   copying the node and the cycle state, when the filters the cycle runs read of a node only the
   node itself or its pods' count and total requests, and no PreFilter extension runs: the node
   without every lower-priority pod is built once and filtered for real (so a node that cannot
-  host the preemptor even then gets the filters' own status), and each reprieve adds and
-  subtracts requests instead of copying, adding and filtering a node. Otherwise the dry run
-  copies the node and the state and calls ``select_victims_on_node``, upstream's algorithm.
+  host the preemptor even then gets the filters' own status; when its requests alone show it
+  can, only the filters that read the node alone run, on the node as it is), and each reprieve
+  adds and subtracts requests instead of copying, adding and filtering a node. Otherwise the dry
+  run copies the node and the state and calls ``select_victims_on_node``, upstream's algorithm.
 """
 
 from __future__ import annotations
@@ -264,8 +265,11 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
         The node without every lower-priority pod is built once and filtered for real (with
         the nominated pods, as upstream), so a node that cannot host the preemptor even then
-        gets the filters' own status. Each reprieve then only adds and subtracts requests:
-        the filters that read the node alone passed on it, and pass on it with any pods.
+        gets the filters' own status; when the requests filters' check passes that node (with
+        the nominated pods and without), it is not built: only the filters that read the node
+        alone run (``Framework.node_only_filters``), on the node as it is. Each reprieve then
+        only adds and subtracts requests: the filters that read the node alone passed on it,
+        and pass on it with any pods.
         """
         if getattr(self.select_victims_on_node, "__func__", None) is not (
             DefaultPreemption.select_victims_on_node
@@ -284,6 +288,10 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         # Every lower-priority pod is eligible (the default IsEligiblePod).
         any_eligible = self.is_eligible_pod is _any_victim_is_eligible
         more_important = self.more_important_pod
+        node_only_of = getattr(handle, "node_only_filters", None)
+        node_only: Callable[[CycleState, Pod, NodeInfo], Status | None] | None = (
+            node_only_of(state) if node_only_of is not None else None
+        )
 
         def select(
             node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
@@ -294,19 +302,18 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 potential = [p for p in node_info.pods if allowed(node_info, p, pod)]
             if not potential:
                 return [], 0, Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_NO_VICTIMS,))
-            without = node_info.without_pods(potential)
-            status = handle.run_filter_plugins_with_nominated_pods(state, pod, without)
-            if not is_success(status):
-                return [], 0, status
             # The pods run_filter_plugins_with_nominated_pods counts as running on the node.
             nominated = [
                 info
                 for info in handle.nominated_pods_for_node(node_info.name)
                 if info.pod.effective_priority >= priority and info.key != key
             ]
-            allocatable = without.allocatable
-            requested = without.requested.clone()
-            count = len(without.pods)
+            # The node without every lower-priority pod, as far as the requests filters read it.
+            allocatable = node_info.allocatable
+            requested = node_info.requested.clone()
+            for info in potential:
+                requested.add(info.requests, -1)
+            count = len(node_info.pods) - len(potential)
             nominated_requests = Resource()
             for info in nominated:
                 nominated_requests.add(info.requests)
@@ -318,6 +325,16 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                     if not passes(allocatable, with_nominated, count + len(nominated)):
                         return False
                 return passes(allocatable, requested, count)
+
+            if node_only is not None and fits():
+                # The requests filters pass it, with the nominated pods and without: only the
+                # filters that read the node alone can reject it, whatever its pods.
+                status = node_only(state, pod, node_info)
+            else:
+                without = node_info.without_pods(potential)
+                status = handle.run_filter_plugins_with_nominated_pods(state, pod, without)
+            if not is_success(status):
+                return [], 0, status
 
             sort_by_importance(potential, more_important)
             violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)

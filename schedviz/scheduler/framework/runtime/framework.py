@@ -651,6 +651,32 @@ class Framework:
 
         return passes
 
+    def node_only_filters(
+        self, state: CycleState
+    ) -> Callable[[CycleState, Pod, NodeInfo], Status | None]:
+        """``run_filter_plugins`` over only the Filter plugins the cycle runs that read of a
+        node the node alone (``NodeOnlyFilterPlugin``), in their order: the cycle's verdict on
+        a node the other plugins pass. Not in upstream (preemption's dry run uses it)."""
+        filters = [
+            (plugin.name(), plugin.filter)
+            for plugin in self.points["filter"]
+            if plugin.name() not in state.skip_filter_plugins
+            and getattr(plugin, "filter_reads_node_only", False) is True
+        ]
+
+        def run(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+            for name, filter_node in filters:
+                status: Status | None
+                try:
+                    status = filter_node(state, pod, node_info)
+                except Exception as error:
+                    status = as_status(error)
+                if status is not None and status.code != Code.Success:
+                    return _filter_rejection(name, status)
+            return None
+
+        return run
+
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from schedviz.kube.objects import Pod
+from schedviz.kube.objects import Pod, Taint
 from schedviz.scheduler.apis.config.types import (
     KubeSchedulerProfile,
     Plugin,
@@ -930,6 +930,23 @@ def test_filters_by_requests_declines_when_pre_filter_extensions_run() -> None:
     assert framework.filters_by_requests(state, pod) is None
     state.skip_filter_plugins = {*state.skip_filter_plugins, "Extended"}
     assert framework.filters_by_requests(state, pod) is not None
+
+
+def test_node_only_filters_run_only_the_filters_that_read_the_node_alone() -> None:
+    framework = requests_framework()
+    pod = make_pod().name("p").req({"cpu": "2"}).obj()
+    state = pre_filtered_state(framework, pod)
+    node_only = framework.node_only_filters(state)
+    node = make_node().name("n").capacity({"cpu": "4", "pods": 10}).obj()
+    full = NodeInfo(node, [make_pod().name("r").req({"cpu": "3"}).node("n").obj()])
+    # NodeResourcesFit rejects the full node; TaintToleration, which reads the node alone, not.
+    rejected = framework.run_filter_plugins(state, pod, full)
+    assert rejected is not None and rejected.plugin == NODE_RESOURCES_FIT
+    assert node_only(state, pod, full) is None
+    tainted = make_node().name("t").capacity({"cpu": "4"}).taints([Taint("k", "NoSchedule")]).obj()
+    status = node_only(state, pod, NodeInfo(tainted))
+    assert status is not None and status.plugin == TAINT_TOLERATION
+    assert status == framework.run_filter_plugins(state, pod, NodeInfo(tainted))
 
 
 class SlowFilter(FakePlugin):
