@@ -141,7 +141,9 @@ def place_init_pods(simulation: Simulation) -> None:
         simulation.clock.set(max(wake, simulation.clock.now()))
 
 
-def run_engine(workload: Workload, *, seed: int = 0, threshold: int | None = None) -> BenchResult:
+def simulation_with_init_pods(workload: Workload, *, seed: int = 0) -> Simulation:
+    """A simulation of the workload's nodes with its init pods placed: the measured phase's
+    starting point."""
     simulation = new_simulation(
         Manifests(objects=list(workload.init_objects)),
         seed=seed,
@@ -149,6 +151,11 @@ def run_engine(workload: Workload, *, seed: int = 0, threshold: int | None = Non
         capture_queue=True,
     )
     place_init_pods(simulation)
+    return simulation
+
+
+def run_engine(workload: Workload, *, seed: int = 0, threshold: int | None = None) -> BenchResult:
+    simulation = simulation_with_init_pods(workload, seed=seed)
     scheduler, store, clock = simulation.scheduler, simulation.store, simulation.clock
     measured = _MeasuredPods({pod.key for pod in workload.measured_pods})
     store.watch(measured)

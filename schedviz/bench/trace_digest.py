@@ -17,11 +17,9 @@ import hashlib
 import sys
 from collections.abc import Sequence
 
-from schedviz.bench.runner import place_init_pods
+from schedviz.bench.runner import simulation_with_init_pods
 from schedviz.bench.workloads import WORKLOADS
-from schedviz.kube.load import Manifests
 from schedviz.scheduler import trace_codec
-from schedviz.scheduler.simulator import new_simulation
 from schedviz.scheduler.trace import CycleTrace
 
 # A churn pod (workloads that have churn) is created after this many cycles.
@@ -56,13 +54,7 @@ def trace_digest(
         default_measured if pods is None else pods,
         seed,
     )
-    simulation = new_simulation(
-        Manifests(objects=list(workload.init_objects)),
-        seed=seed,
-        config=workload.config,
-        capture_queue=True,
-    )
-    place_init_pods(simulation)
+    simulation = simulation_with_init_pods(workload, seed=seed)
     scheduler, store, clock = simulation.scheduler, simulation.store, simulation.clock
     for pod in workload.measured_pods:
         store.apply(pod)

@@ -632,20 +632,27 @@ class ScheduleOne:
             pending = FilterColumns(trace.all_nodes)
             trace.set_filter_columns(pending)
         results = trace.filter_results if pending is None else {}
+
+        def take_passed(
+            batch: Sequence[NodeInfo], batch_rows: Sequence[int] | None, begin: int, end: int
+        ) -> None:
+            """Nodes ``begin:end`` of the batch passed every filter: they are feasible."""
+            taken = batch[begin:end]
+            feasible.extend(taken)
+            if pending is not None and batch_rows is not None:
+                taken_rows = batch_rows[begin : begin + len(taken)]
+                feasible_rows.extend(taken_rows)
+                pending.rows.extend(taken_rows)
+                pending.passed.extend(repeat(plugin_count, len(taken_rows)))
+                pending.statuses.extend(repeat(None, len(taken_rows)))
+            else:
+                results.update(zip(map(_name_of, taken), repeat(passed_all)))
+
         for batch, statuses, batch_rows in chain((first,) if first else (), walk):
             wanted = to_find - len(feasible)
             if not any(map(is_not, statuses, repeat(None))):
                 # Every node of the batch passed: take what is still wanted.
-                taken = batch[:wanted]
-                feasible.extend(taken)
-                if pending is not None and batch_rows is not None:
-                    taken_rows = batch_rows[:wanted]
-                    feasible_rows.extend(taken_rows)
-                    pending.rows.extend(taken_rows)
-                    pending.passed.extend(repeat(plugin_count, len(taken_rows)))
-                    pending.statuses.extend(repeat(None, len(taken_rows)))
-                else:
-                    results.update(zip(map(_name_of, taken), repeat(passed_all)))
+                take_passed(batch, batch_rows, 0, wanted)
                 if len(feasible) >= to_find:
                     break
                 continue
@@ -682,16 +689,7 @@ class ScheduleOne:
             for k in (*failed, len(batch)):
                 if k > previous:
                     wanted = to_find - len(feasible)
-                    taken = batch[previous : min(k, previous + wanted)]
-                    feasible.extend(taken)
-                    if pending is not None and batch_rows is not None:
-                        taken_rows = batch_rows[previous : previous + len(taken)]
-                        feasible_rows.extend(taken_rows)
-                        pending.rows.extend(taken_rows)
-                        pending.passed.extend(repeat(plugin_count, len(taken_rows)))
-                        pending.statuses.extend(repeat(None, len(taken_rows)))
-                    else:
-                        results.update(zip(map(_name_of, taken), repeat(passed_all)))
+                    take_passed(batch, batch_rows, previous, min(k, previous + wanted))
                     if len(feasible) >= to_find:
                         break
                 if k == len(batch):

@@ -437,26 +437,14 @@ class NodeInfo:
     def without_pods(self, pod_infos: Sequence[PodInfo]) -> NodeInfo:
         """A snapshot without these pod infos, which must be among ``pods``: ``snapshot`` then
         ``remove_pod`` of each, in one pass over the pods. Not in upstream."""
-        copy = NodeInfo.__new__(NodeInfo)
         gone = {id(pod_info) for pod_info in pod_infos}
-        copy.node = self.node
-        copy.name = self.name
-        copy.pods = [p for p in self.pods if id(p) not in gone]
         with_affinity = self.pods_with_affinity
-        copy.pods_with_affinity = (
-            [p for p in with_affinity if id(p) not in gone] if with_affinity else []
-        )
         with_anti_affinity = self.pods_with_required_anti_affinity
-        copy.pods_with_required_anti_affinity = (
-            [p for p in with_anti_affinity if id(p) not in gone] if with_anti_affinity else []
+        copy = self._copy_with(
+            [p for p in self.pods if id(p) not in gone],
+            [p for p in with_affinity if id(p) not in gone] if with_affinity else [],
+            [p for p in with_anti_affinity if id(p) not in gone] if with_anti_affinity else [],
         )
-        copy.used_ports = self.used_ports.clone()
-        copy.requested = self.requested.clone()
-        copy.non_zero_requested = self.non_zero_requested.clone()
-        copy.allocatable = self.allocatable.clone()
-        copy.image_states = self.image_states
-        copy.pvc_ref_counts = dict(self.pvc_ref_counts)
-        copy.generation = self.generation
         for pod_info in pod_infos:
             copy._update(pod_info, -1)
         return copy
@@ -494,12 +482,27 @@ class NodeInfo:
 
     def snapshot(self) -> NodeInfo:
         """A copy for the scheduler's snapshot; pod infos are shared, as upstream shares them."""
+        return self._copy_with(
+            list(self.pods),
+            list(self.pods_with_affinity),
+            list(self.pods_with_required_anti_affinity),
+        )
+
+    clone = snapshot
+
+    def _copy_with(
+        self,
+        pods: list[PodInfo],
+        pods_with_affinity: list[PodInfo],
+        pods_with_required_anti_affinity: list[PodInfo],
+    ) -> NodeInfo:
+        """This node's copy holding these pods; its counters copied as they are."""
         copy = NodeInfo.__new__(NodeInfo)
         copy.node = self.node
         copy.name = self.name
-        copy.pods = list(self.pods)
-        copy.pods_with_affinity = list(self.pods_with_affinity)
-        copy.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        copy.pods = pods
+        copy.pods_with_affinity = pods_with_affinity
+        copy.pods_with_required_anti_affinity = pods_with_required_anti_affinity
         copy.used_ports = self.used_ports.clone()
         copy.requested = self.requested.clone()
         copy.non_zero_requested = self.non_zero_requested.clone()
@@ -508,8 +511,6 @@ class NodeInfo:
         copy.pvc_ref_counts = dict(self.pvc_ref_counts)
         copy.generation = self.generation
         return copy
-
-    clone = snapshot
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={[p.key for p in self.pods]})"
