@@ -34,14 +34,14 @@ def _write(results: Path, name: str, data: dict[str, object], load: str) -> None
     (results / f"{name}.load").write_text(load + "\n")
 
 
-def _report(results: Path, out: Path, workloads: str) -> str:
+def _report(results: Path, out: Path, workloads: str, modes: str = "engine") -> str:
     main(
         [
             str(results),
             str(out),
             "--nodes=5000",
             f"--workloads={workloads}",
-            "--modes=engine",
+            f"--modes={modes}",
             "--commit=abc1234",
             "--runs=run started now",
             "--command=scripts/bench-all",
@@ -71,6 +71,30 @@ def test_without_a_go_run_the_go_column_says_not_measured(tmp_path: Path) -> Non
     assert f"| **200.0** | {NOT_MEASURED} | - |" in text
     assert "- Go: not measured" in text
     assert "what limits each" not in text
+
+
+def _e2e_result(workload: str, pods_per_second: float) -> dict[str, object]:
+    return {
+        **_engine_result(workload, pods_per_second),
+        "mode": "e2e",
+        "target": 295,
+        "meetsTarget": pods_per_second >= 295,
+        "wsClients": 10,
+        "wsMessagesPerClientMin": 100,
+        "wsCyclesLost": 0,
+    }
+
+
+def test_the_e2e_target_is_half_of_go_when_go_ran_else_half_of_upstreams_threshold(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path, "e2e-Unschedulable", _e2e_result("Unschedulable", 210.0), "1.0")
+    _write(tmp_path, "go-Unschedulable", {"podsPerSecond": 400.0}, "1.0")
+    _write(tmp_path, "e2e-TopologySpreading", _e2e_result("TopologySpreading", 210.0), "1.0")
+    text = _report(tmp_path, tmp_path / "out.md", "Unschedulable TopologySpreading", "e2e")
+    assert "| Unschedulable | e2e |" in text
+    assert "| 590 | no | 200 | yes |" in text  # half of Go's 400, met
+    assert "| 590 | no | 295 | **no** |" in text  # no Go run: half of upstream's 590
 
 
 def test_every_workload_says_what_limits_it_in_each_mode() -> None:
