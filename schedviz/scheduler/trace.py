@@ -26,6 +26,24 @@ RESULT_WAITING = "Waiting"
 QUEUE_DETAIL_LIMIT = 100
 
 
+class QueueEntries(list[dict[str, Any]]):
+    """A sub-queue's entries in a trace's ``queue`` (a list as any other to a reader). The
+    scheduling queue hands the same entries, and the same lists while a sub-queue is unchanged,
+    to the traces of successive cycles, so nothing edits them once made. ``packed`` holds each
+    entry's msgpack form once trace_codec has packed it (None: not yet), for the next trace
+    holding the entry."""
+
+    __slots__ = ("packed",)
+
+    def __init__(
+        self,
+        entries: Iterable[dict[str, Any]] = (),
+        packed: list[bytes | None] | None = None,
+    ) -> None:
+        super().__init__(entries)
+        self.packed = packed
+
+
 @dataclass(slots=True)
 class PointRecord:
     """One plugin at one extension point: its status and how long it took."""

@@ -46,7 +46,7 @@ from typing import Any
 import msgpack
 
 from schedviz.scheduler.framework.interface import Code, Status
-from schedviz.scheduler.trace import CycleTrace, ExtenderCall, PointRecord
+from schedviz.scheduler.trace import CycleTrace, ExtenderCall, PointRecord, QueueEntries
 
 FORMAT_MSGPACK_ZLIB = 0x01
 DIGEST_SIZE = 16
@@ -204,12 +204,66 @@ def encode(trace: CycleTrace) -> bytes:
         trace.totals,
         _rows_or_refs(trace.tie_rows, trace.tie_set, ref),
         [_point_row(record) for record in trace.points],
-        trace.queue,
-        trace.preemption,
-        trace.events,
-        [_extender_row(call) for call in trace.extenders],
     ]
-    return bytes((FORMAT_MSGPACK_ZLIB,)) + digest + zlib.compress(msgpack.packb(payload), 1)
+    # The queue is packed apart, from the packed entries it shares with earlier cycles, and
+    # set in its place: a msgpack array is its header followed by its packed elements.
+    tail = msgpack.packb(
+        [trace.preemption, trace.events, list(map(_extender_row, trace.extenders))]
+    )
+    packed = b"".join(
+        (
+            _array_header(_PAYLOAD_LENGTH),
+            memoryview(msgpack.packb(payload))[_HEAD_HEADER_SIZE:],
+            _pack_queue(trace.queue),
+            memoryview(tail)[_TAIL_HEADER_SIZE:],
+        )
+    )
+    return bytes((FORMAT_MSGPACK_ZLIB,)) + digest + zlib.compress(packed, 1)
+
+
+# The payload packed in three parts: the fields before the queue, the queue, those after it.
+_HEAD_HEADER_SIZE = len(msgpack.Packer().pack_array_header(_Field.QUEUE))
+_TAIL_HEADER_SIZE = len(msgpack.Packer().pack_array_header(_PAYLOAD_LENGTH - _Field.QUEUE - 1))
+_array_headers: dict[int, bytes] = {}
+_map_headers: dict[int, bytes] = {}
+_packed_names: dict[str, bytes] = {}
+
+
+def _array_header(length: int) -> bytes:
+    header = _array_headers.get(length)
+    if header is None:
+        header = _array_headers[length] = msgpack.Packer().pack_array_header(length)
+    return header
+
+
+def _pack_queue(queue: Mapping[str, Any]) -> bytes:
+    """``msgpack.packb(queue)``, each entry of a ``QueueEntries`` packed once for all the
+    traces that hold it."""
+    header = _map_headers.get(len(queue))
+    if header is None:
+        header = _map_headers[len(queue)] = msgpack.Packer().pack_map_header(len(queue))
+    parts = [header]
+    for name, value in queue.items():
+        packed_name = _packed_names.get(name)
+        if packed_name is None:
+            packed_name = _packed_names[name] = msgpack.packb(name)
+        parts.append(packed_name)
+        parts.append(
+            _pack_entries(value) if isinstance(value, QueueEntries) else msgpack.packb(value)
+        )
+    return b"".join(parts)
+
+
+def _pack_entries(entries: QueueEntries) -> bytes:
+    packed = entries.packed
+    if packed is None or len(packed) != len(entries):
+        packed = entries.packed = [None] * len(entries)
+    if None in packed:
+        packb = msgpack.packb
+        for i, entry in enumerate(entries):
+            if packed[i] is None:
+                packed[i] = packb(entry)
+    return _array_header(len(entries)) + b"".join(packed)  # type: ignore[arg-type]
 
 
 class _StatusTable:

@@ -26,6 +26,7 @@ from schedviz.scheduler.trace import (
     ExtenderCall,
     FilterColumns,
     PointRecord,
+    QueueEntries,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -413,6 +414,34 @@ def _traces(draw: st.DrawFn) -> CycleTrace:
 @settings(max_examples=300, deadline=None)
 @given(_traces())
 def test_any_trace_reads_back_as_the_same_json(trace: CycleTrace) -> None:
+    assert _round_trip(trace) == trace.to_json()
+    # The payload, packed in parts, is the payload packed whole.
+    payload = zlib.decompress(trace_codec.encode(trace)[1 + trace_codec.DIGEST_SIZE :])
+    assert msgpack.packb(msgpack.unpackb(payload)) == payload
+
+
+def test_queue_entries_shared_between_traces_encode_as_plain_lists() -> None:
+    entries = [{"pod": f"default/p{i}", "attempts": i} for i in range(20)]
+    pool = [{"pod": "default/u", "attempts": 3, "unschedulablePlugins": [FIT], "since": 1.5}]
+
+    def queue(active: list[dict[str, Any]], shared: bool) -> dict[str, Any]:
+        wrap = QueueEntries if shared else list
+        return {"activeQ": wrap(active), "backoffQ": [], "unschedulablePods": wrap(pool)}
+
+    shared = [_trace(cycle=1, queue=queue(entries, True))]
+    first = shared[0].queue["activeQ"]
+    assert trace_codec.encode(shared[0]) == trace_codec.encode(
+        _trace(cycle=1, queue=queue(entries, False))
+    )
+    # The next cycle keeps the entries after the head, the packed forms with them.
+    following = QueueEntries(first[1:], first.packed[1:])
+    following.append({"pod": "default/new", "attempts": 0})
+    following.packed.append(None)
+    trace = _trace(cycle=2, queue={**queue([], True), "activeQ": following})
+    plain = _trace(
+        cycle=2, queue=queue([*entries[1:], {"pod": "default/new", "attempts": 0}], False)
+    )
+    assert trace_codec.encode(trace) == trace_codec.encode(plain)
     assert _round_trip(trace) == trace.to_json()
 
 

@@ -30,6 +30,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+from operator import attrgetter
 from typing import Any
 
 from schedviz.kube.objects import Pod
@@ -58,6 +59,7 @@ from schedviz.scheduler.framework.types import (
     QueueingHint,
     QueueingHintFn,
 )
+from schedviz.scheduler.trace import QueueEntries
 
 # Defaults of the scheduler configuration (seconds).
 DEFAULT_POD_INITIAL_BACKOFF_DURATION = 1.0
@@ -168,6 +170,9 @@ class PriorityQueue:
         self._namespace_labels = namespace_labels
         # The scheduling cycle of the last move request (kept, unread, as upstream with hints on).
         self.move_request_cycle = -1
+        self._snapshot_cache = _SnapshotCache()
+        # event -> (pool version, the pool pods it may move): _pods_an_event_may_move.
+        self._may_move: dict[ClusterEvent, tuple[int, list[QueuedPodInfo]]] = {}
 
     # ------------------------------------------------------------------------------ entering
 
@@ -336,6 +341,7 @@ class PriorityQueue:
         pinfo = self.unschedulable_pods.get(new_pod.key)
         if pinfo is not None:
             pinfo.pod_info.update(new_pod)
+            self.unschedulable_pods.touch()
             self.nominator.update_nominated_pod(old_pod, pinfo.pod_info)
             for event in events:
                 hint = self._is_pod_worth_requeuing(pinfo, event, old_pod, new_pod)
@@ -387,8 +393,40 @@ class PriorityQueue:
         """A cluster event: every pool pod whose rejecting plugins' hints say Queue moves."""
         if not self._is_event_of_interest(event):
             return
-        pods = [p for p in self.unschedulable_pods if precheck is None or precheck(p.pod)]
+        pods = self._pods_an_event_may_move(event)
+        if precheck is not None:
+            pods = [p for p in pods if precheck(p.pod)]
         self._move_pods_to_active_or_backoff_queue(pods, event, old_obj, new_obj)
+
+    def _pods_an_event_may_move(self, event: ClusterEvent) -> list[QueuedPodInfo]:
+        """The pool pods, in order, less those ``_move_pods_to_active_or_backoff_queue`` would
+        pass over for this event without asking a hint: gated by a plugin that registered no
+        such event, or rejected only by plugins that registered no hint for it. Not in
+        upstream, which asks every pod: kept per event until the pool changes, since a bound
+        pod's event comes with every binding and rarely moves anything."""
+        pool = self.unschedulable_pods
+        if event.is_wildcard():
+            return list(pool)
+        cached = self._may_move.get(event)
+        if cached is not None and cached[0] == pool.version:
+            return cached[1]
+        pods = [p for p in pool if not self._passed_over(p, event)]
+        self._may_move[event] = (pool.version, pods)
+        return pods
+
+    def _passed_over(self, pinfo: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Whether a pod stays in the pool on this (not wildcard) event, no hint asked."""
+        if pinfo.gated:
+            return not any(e.match(event) for e in pinfo.gating_plugin_events)
+        rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
+        scheduler_name = pinfo.pod.scheduler_name
+        hint_map = self._profiles.hints.get(scheduler_name)
+        if not rejectors or hint_map is None:
+            return False
+        return not any(
+            function.plugin_name in rejectors
+            for function in self._hints_for(hint_map, scheduler_name, event)
+        )
 
     # ------------------------------------------------------------------------------ moving
 
@@ -474,6 +512,9 @@ class PriorityQueue:
             first = [p for p in plugins if p.name() == gating]
             rest = [p for p in plugins if p.name() != gating]
             plugins = first + rest
+        if self.unschedulable_pods.get(pinfo.key) is pinfo:
+            # Its gate and plugins may change in place.
+            self.unschedulable_pods.touch()
         for plugin in plugins:
             if not self._run_pre_enqueue_plugin(plugin, pinfo):
                 return
@@ -638,15 +679,19 @@ class PriorityQueue:
         """The queues for a trace, as JSON-able values: activeQ in pop order, backoffQ by
         expiry, the pool (gated pods apart, in arrival order), the pods in flight and the labels
         of the events recorded for them. With ``limit``, each list keeps its first ``limit``
-        entries (``pending_pods`` still counts them all)."""
-        unschedulable: list[dict[str, Any]] = []
-        gated: list[dict[str, Any]] = []
-        for p in self.unschedulable_pods:
-            if p.gated:
-                if limit is None or len(gated) < limit:
-                    gated.append(_gated_entry(p))
-            elif limit is None or len(unschedulable) < limit:
-                unschedulable.append(_unschedulable_entry(p))
+        entries (``pending_pods`` still counts them all).
+
+        Traces ask for this before every cycle, and between two cycles the pool seldom changes
+        and activeQ usually loses its head: the lists and entries of the last snapshot are
+        handed out again where they still hold (``_SnapshotCache``). Nothing edits them once
+        made, so the traces of earlier cycles that share them never change."""
+        cache = self._snapshot_cache
+        if cache.limit != limit:
+            cache = self._snapshot_cache = _SnapshotCache(limit)
+        pool = self.unschedulable_pods
+        if cache.pool_version != pool.version:
+            cache.pool_version = pool.version
+            cache.unschedulable, cache.gated = _pool_entries(pool, limit)
         backoff = []
         for p, error in self.backoff_q.ordered(limit):
             expiry = self.backoff_q.get_backoff_time(p)
@@ -663,13 +708,81 @@ class PriorityQueue:
             e.event.label() for e in self.active_q.in_flight_log() if isinstance(e, InFlightEvent)
         ]
         return {
-            "activeQ": [_entry(p) for p in self.active_q.ordered(limit)],
+            "activeQ": cache.active.entries(self.active_q.ordered(limit)),
             "backoffQ": backoff,
-            "unschedulablePods": unschedulable,
-            "gated": gated,
-            "inFlight": [_entry(p) for p in in_flight[:limit]],
+            "unschedulablePods": cache.unschedulable,
+            "gated": cache.gated,
+            "inFlight": cache.in_flight.entries(in_flight[:limit]),
             "inFlightEvents": events[:limit],
         }
+
+
+_attempts = attrgetter("attempts")
+
+
+class _Entries:
+    """The ``_entry`` list of a run of pods, made from the last one: the pods the last run
+    started with may have left (popped), the rest of it starts this run, in order, and the
+    pods after it are new. An entry holds the pod's key, which a queued pod never changes, and
+    its attempts, compared here; a kept entry keeps its packed form too."""
+
+    __slots__ = ("_attempts", "_entries", "_ids", "_pods")
+
+    def __init__(self) -> None:
+        self._pods: list[QueuedPodInfo] = []  # kept alive, so that their ids stay theirs
+        self._ids: list[int] = []
+        self._attempts: list[int] = []
+        self._entries = QueueEntries()
+
+    def entries(self, pods: list[QueuedPodInfo]) -> QueueEntries:
+        ids = list(map(id, pods))
+        attempts = list(map(_attempts, pods))
+        last_ids, last = self._ids, self._entries
+        if ids == last_ids and attempts == self._attempts:
+            return last
+        start = kept = 0
+        if ids and ids[0] in last_ids:
+            start = last_ids.index(ids[0])
+            end = min(len(last_ids), start + len(ids))
+            if last_ids[start:end] == ids[: end - start] and (
+                self._attempts[start:end] == attempts[: end - start]
+            ):
+                kept = end - start
+        entries = QueueEntries(last[start : start + kept])
+        entries.extend(_entry(p) for p in pods[kept:])
+        if last.packed is not None and kept:
+            entries.packed = last.packed[start : start + kept]
+            entries.packed.extend([None] * (len(pods) - kept))
+        self._pods, self._ids, self._attempts, self._entries = pods, ids, attempts, entries
+        return entries
+
+
+class _SnapshotCache:
+    """What ``snapshot_state`` made last for a limit: the pool's entries as of a pool version,
+    and the activeQ and in-flight entries (``_Entries``)."""
+
+    __slots__ = ("active", "gated", "in_flight", "limit", "pool_version", "unschedulable")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.pool_version = -1
+        self.unschedulable = QueueEntries()
+        self.gated = QueueEntries()
+        self.active = _Entries()
+        self.in_flight = _Entries()
+
+
+def _pool_entries(pool: UnschedulablePods, limit: int | None) -> tuple[QueueEntries, QueueEntries]:
+    """The pool's entries, gated pods apart, each list its first ``limit`` pods."""
+    unschedulable = QueueEntries()
+    gated = QueueEntries()
+    for p in pool:
+        if p.gated:
+            if limit is None or len(gated) < limit:
+                gated.append(_gated_entry(p))
+        elif limit is None or len(unschedulable) < limit:
+            unschedulable.append(_unschedulable_entry(p))
+    return unschedulable, gated
 
 
 def _entry(p: QueuedPodInfo) -> dict[str, Any]:

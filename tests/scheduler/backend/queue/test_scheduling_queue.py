@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+import msgpack
 import pytest
 
 from schedviz.kube.objects import Pod, Toleration
@@ -1560,6 +1561,81 @@ def test_snapshot_state_is_json_and_in_pop_order() -> None:
         "inFlight": [{"pod": "ns2/mpp", "attempts": 1}],
         "inFlightEvents": [],
     }
+
+
+def test_snapshot_state_shares_what_did_not_change_and_never_edits_earlier_snapshots() -> None:
+    """Snapshots hand the entries and lists that still hold to the next one: each equals a
+    snapshot made from scratch, and each packs, at the end, to the bytes it packed to when it
+    was made, whatever the queue did meanwhile (pops, failures, gates changing in place)."""
+    clock = VirtualClock(START)
+    gate_a = AllowlistPreEnqueue(["a"], name="gateA")
+    gate_b = AllowlistPreEnqueue(["b"], name="gateB")
+    q = new_queue(
+        clock, {NODE_ADD: [("fooPlugin", queue_hint_return_queue)]}, pre_enqueue=[gate_a, gate_b]
+    )
+    limit = 3
+    made: list[tuple[dict[str, object], bytes]] = []
+
+    def snapshot() -> dict[str, object]:
+        state = q.snapshot_state(limit)
+        saved = q._snapshot_cache
+        full = q.snapshot_state()
+        q._snapshot_cache = saved
+        assert state == {name: entries[:limit] for name, entries in full.items()}
+        made.append((state, msgpack.packb(state)))
+        return state
+
+    pods = [make_pod().name(f"p{i}").label("a", "").label("b", "").obj() for i in range(6)]
+    for p in pods:
+        q.add(p)
+    first = snapshot()
+    popped = pop(q, pods[0])
+    second = snapshot()
+    assert cast(list[object], second["activeQ"])[0] is cast(list[object], first["activeQ"])[1]
+    popped.unschedulable_plugins = {"fooPlugin"}
+    q.add_unschedulable_if_not_present(popped, q.scheduling_cycle())
+    third = snapshot()
+    assert snapshot()["unschedulablePods"] is third["unschedulablePods"]
+    # Gated by gateB, then, the plugins changing their minds, by gateA: in place, in the pool.
+    gated = make_pod().name("gated").label("a", "").obj()
+    q.add(gated)
+    snapshot()
+    gate_a.allowlists, gate_b.allowlists = [], ["a"]
+    q.activate({gated.key: gated})
+    gated_entries = cast(list[dict[str, object]], snapshot()["gated"])
+    assert gated_entries[0]["gatingPlugin"] == "gateA"
+    gate_a.allowlists, gate_b.allowlists = ["a"], ["b"]
+    q.update(pods[0], with_annotation(pods[0], "k", "v"))
+    snapshot()
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, None)
+    snapshot()
+    for p in pods[1:4]:
+        pop(q, p)
+        snapshot()
+    q.requeue_in_flight()
+    snapshot()
+    assert [msgpack.packb(state) for state, _ in made] == [packed for _, packed in made]
+
+
+def test_move_all_asks_a_gated_pod_again_once_its_gate_changed_in_place() -> None:
+    """An event that passed a pool pod over is asked again once the pod changed in the pool."""
+    calls: list[str] = []
+
+    def recording_hint(pod: Pod, old: object, new: object) -> QueueingHint:
+        calls.append(pod.name)
+        return QueueingHint.QueueSkip
+
+    gate_a = AllowlistPreEnqueue(["a"], name="gateA")
+    gate_b = AllowlistPreEnqueue(["b"], name="gateB")
+    q = new_queue(None, {NODE_ADD: [("gateA", recording_hint)]}, pre_enqueue=[gate_a, gate_b])
+    gated = make_pod().name("gated").label("a", "").obj()
+    q.add(gated)
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, None)
+    assert calls == []  # gateB registered no event: passed over
+    gate_a.allowlists, gate_b.allowlists = [], ["a"]
+    q.activate({gated.key: gated})
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, None)
+    assert calls == ["gated"]
 
 
 def test_event_labels_match_upstream() -> None:
