@@ -170,7 +170,8 @@ class PriorityQueue:
         self._namespace_labels = namespace_labels
         # The scheduling cycle of the last move request (kept, unread, as upstream with hints on).
         self.move_request_cycle = -1
-        self._snapshot_cache = _SnapshotCache()
+        # One per limit asked for (the trace's, the live view's).
+        self._snapshot_caches: dict[int | None, _SnapshotCache] = {}
         # event -> (pool version, the pool pods it may move): _pods_an_event_may_move.
         self._may_move: dict[ClusterEvent, tuple[int, list[QueuedPodInfo]]] = {}
 
@@ -685,9 +686,9 @@ class PriorityQueue:
         and activeQ usually loses its head: the lists and entries of the last snapshot are
         handed out again where they still hold (``_SnapshotCache``). Nothing edits them once
         made, so the traces of earlier cycles that share them never change."""
-        cache = self._snapshot_cache
-        if cache.limit != limit:
-            cache = self._snapshot_cache = _SnapshotCache(limit)
+        cache = self._snapshot_caches.get(limit)
+        if cache is None:
+            cache = self._snapshot_caches[limit] = _SnapshotCache()
         pool = self.unschedulable_pods
         if cache.pool_version != pool.version:
             cache.pool_version = pool.version
@@ -761,10 +762,9 @@ class _SnapshotCache:
     """What ``snapshot_state`` made last for a limit: the pool's entries as of a pool version,
     and the activeQ and in-flight entries (``_Entries``)."""
 
-    __slots__ = ("active", "gated", "in_flight", "limit", "pool_version", "unschedulable")
+    __slots__ = ("active", "gated", "in_flight", "pool_version", "unschedulable")
 
-    def __init__(self, limit: int | None = None) -> None:
-        self.limit = limit
+    def __init__(self) -> None:
         self.pool_version = -1
         self.unschedulable = QueueEntries()
         self.gated = QueueEntries()
