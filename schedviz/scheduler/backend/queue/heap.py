@@ -23,9 +23,11 @@ class Heap(Generic[T]):
         "_index",
         "_items",
         "_key",
+        "_keys",
         "_less",
         "_next_arrival",
         "_ordered",
+        "_ranks",
     )
 
     def __init__(
@@ -35,6 +37,10 @@ class Heap(Generic[T]):
         self._less = less
         self._fifo_ties = fifo_ties
         self._items: list[T] = []
+        # Each item's key and arrival number, beside it in the array: the sifts compare and
+        # swap by position without working a key out again (a pod's key is built each time).
+        self._keys: list[str] = []
+        self._ranks: list[int] = []
         self._index: dict[str, int] = {}
         # When each key arrived, for ties; an update keeps the item's place in line.
         self._arrivals: dict[str, int] = {}
@@ -59,8 +65,10 @@ class Heap(Generic[T]):
             return
         self._index[key] = len(self._items)
         self._arrivals[key] = self._next_arrival
-        self._next_arrival += 1
         self._items.append(item)
+        self._keys.append(key)
+        self._ranks.append(self._next_arrival)
+        self._next_arrival += 1
         self._up(len(self._items) - 1)
         self._insert_ordered(item)
 
@@ -105,8 +113,8 @@ class Heap(Generic[T]):
     def pop(self) -> T | None:
         if not self._items:
             return None
+        self._arrivals.pop(self._keys[0], None)
         item = self._pop_existing()
-        self._arrivals.pop(self._key(item), None)
         ordered = self._ordered
         if ordered and ordered[0] is item:
             del ordered[0]
@@ -124,7 +132,7 @@ class Heap(Generic[T]):
 
     def storage(self) -> list[tuple[T, int]]:
         """The items in storage order with their arrival numbers, what ``load`` takes back."""
-        return [(item, self._arrivals[self._key(item)]) for item in self._items]
+        return list(zip(self._items, self._ranks, strict=True))
 
     @property
     def next_arrival(self) -> int:
@@ -135,8 +143,12 @@ class Heap(Generic[T]):
         the same array, so pops come out in the same order, ties included. Entries left out are
         made up for by sifting (container/heap's Init), which leaves a valid heap unchanged."""
         self._items = [item for item, _ in entries]
-        self._index = {self._key(item): i for i, item in enumerate(self._items)}
-        self._arrivals = {self._key(item): arrival for item, arrival in entries}
+        self._keys = list(map(self._key, self._items))
+        self._index = {key: i for i, key in enumerate(self._keys)}
+        self._arrivals = {
+            key: arrival for key, (_, arrival) in zip(self._keys, entries, strict=True)
+        }
+        self._ranks = [self._arrivals[key] for key in self._keys]
         self._next_arrival = max([next_arrival, *(a + 1 for a in self._arrivals.values())])
         self._ordered = None
         n = len(self._items)
@@ -153,6 +165,8 @@ class Heap(Generic[T]):
             depth = len(self._items) if limit is None else min(2 * limit, len(self._items))
             copy: Heap[T] = Heap(self._key, self._less, fifo_ties=self._fifo_ties)
             copy._items = list(self._items)
+            copy._keys = list(self._keys)
+            copy._ranks = list(self._ranks)
             copy._index = dict(self._index)
             copy._arrivals = self._arrivals
             cached = self._ordered = [copy._pop_existing() for _ in range(depth)]
@@ -168,7 +182,8 @@ class Heap(Generic[T]):
 
     def _remove_last(self) -> T:
         item = self._items.pop()
-        del self._index[self._key(item)]
+        del self._index[self._keys.pop()]
+        self._ranks.pop()
         return item
 
     def _before(self, a: T, b: T) -> bool:
@@ -179,11 +194,22 @@ class Heap(Generic[T]):
             return False
         return self._arrivals[self._key(a)] < self._arrivals[self._key(b)]
 
-    def _swap(self, i: int, j: int) -> None:
+    def _before_at(self, i: int, j: int) -> bool:
+        """``_before`` of the items at positions i and j."""
         items = self._items
+        if self._less(items[i], items[j]):
+            return True
+        if not self._fifo_ties or self._less(items[j], items[i]):
+            return False
+        return self._ranks[i] < self._ranks[j]
+
+    def _swap(self, i: int, j: int) -> None:
+        items, keys, ranks = self._items, self._keys, self._ranks
         items[i], items[j] = items[j], items[i]
-        self._index[self._key(items[i])] = i
-        self._index[self._key(items[j])] = j
+        keys[i], keys[j] = keys[j], keys[i]
+        ranks[i], ranks[j] = ranks[j], ranks[i]
+        self._index[keys[i]] = i
+        self._index[keys[j]] = j
 
     def _fix(self, i: int) -> None:
         if not self._down(i, len(self._items)):
@@ -192,7 +218,7 @@ class Heap(Generic[T]):
     def _up(self, j: int) -> None:
         while j > 0:
             parent = (j - 1) // 2
-            if not self._before(self._items[j], self._items[parent]):
+            if not self._before_at(j, parent):
                 break
             self._swap(parent, j)
             j = parent
@@ -205,9 +231,9 @@ class Heap(Generic[T]):
                 break
             child = left
             right = left + 1
-            if right < n and self._before(self._items[right], self._items[left]):
+            if right < n and self._before_at(right, left):
                 child = right
-            if not self._before(self._items[child], self._items[i]):
+            if not self._before_at(child, i):
                 break
             self._swap(i, child)
             i = child

@@ -75,6 +75,5 @@ def test_the_kept_head_is_what_a_fresh_one_would_be_across_random_adds_and_pops(
             # Mostly short heads, which the arrivals past their end must leave alone.
             limit = None if rng.random() < 0.02 else rng.choice([1, 2, 3, 10])
             fresh: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank, fifo_ties=True)
-            fresh._items, fresh._index = list(heap._items), dict(heap._index)
-            fresh._arrivals = dict(heap._arrivals)
+            fresh.load(heap.storage(), heap.next_arrival)
             assert heap.ordered(limit) == fresh.ordered(limit), step
