@@ -28,6 +28,7 @@ class Heap(Generic[T]):
         "_next_arrival",
         "_ordered",
         "_ranks",
+        "_rest",
     )
 
     def __init__(
@@ -46,8 +47,11 @@ class Heap(Generic[T]):
         self._arrivals: dict[str, int] = {}
         self._next_arrival = 0
         # The head of the heap in pop order, kept between changes: traces ask for it every
-        # cycle, and between two cycles the usual change is one pop of the head.
+        # cycle, and between two cycles the usual change is one pop of the head. With
+        # ``fifo_ties``, the rest of the items too, as a heap the head was popped from: the head
+        # grows from it when it runs short, rather than from a new copy of the whole heap.
         self._ordered: list[T] | None = None
+        self._rest: Heap[T] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -59,27 +63,31 @@ class Heap(Generic[T]):
         key = self._key(item)
         index = self._index.get(key)
         if index is not None:
-            self._ordered = None
+            self._ordered = self._rest = None
             self._items[index] = item
             self._fix(index)
             return
-        self._index[key] = len(self._items)
         self._arrivals[key] = self._next_arrival
+        self._push(item, key, self._next_arrival)
+        self._next_arrival += 1
+        self._insert_ordered(item, key)
+
+    def _push(self, item: T, key: str, rank: int) -> None:
+        self._index[key] = len(self._items)
         self._items.append(item)
         self._keys.append(key)
-        self._ranks.append(self._next_arrival)
-        self._next_arrival += 1
+        self._ranks.append(rank)
         self._up(len(self._items) - 1)
-        self._insert_ordered(item)
 
-    def _insert_ordered(self, item: T) -> None:
+    def _insert_ordered(self, item: T, key: str) -> None:
         """Keeps the head in pop order across the arrival of ``item``. With ``fifo_ties`` the
         pop order is the items sorted by ``_before`` (a total order: ties go by arrival), so the
-        new item takes its sorted place in the head, or none when it comes after the head and
-        the head is not the whole heap. Otherwise the head is worked out again when asked."""
+        new item takes its sorted place in the head, or, when it comes after the head and the
+        head is not the whole heap, joins the rest. Otherwise the head is worked out again when
+        asked."""
         ordered = self._ordered
         if ordered is None or not self._fifo_ties:
-            self._ordered = None
+            self._ordered = self._rest = None
             return
         before = self._before
         low, high = 0, len(ordered)
@@ -92,13 +100,15 @@ class Heap(Generic[T]):
         # The head held every item but the new one: the new one may end it.
         if low < len(ordered) or len(ordered) == len(self._items) - 1:
             ordered.insert(low, item)
+        elif self._rest is not None:
+            self._rest._push(item, key, self._arrivals[key])
 
     def delete(self, key: str) -> T | None:
         """Removes the item with this key and returns it (None when absent)."""
         index = self._index.get(key)
         if index is None:
             return None
-        self._ordered = None
+        self._ordered = self._rest = None
         last = len(self._items) - 1
         if index != last:
             self._swap(index, last)
@@ -119,7 +129,7 @@ class Heap(Generic[T]):
         if ordered and ordered[0] is item:
             del ordered[0]
         else:
-            self._ordered = None
+            self._ordered = self._rest = None
         return item
 
     def get(self, key: str) -> T | None:
@@ -150,7 +160,7 @@ class Heap(Generic[T]):
         }
         self._ranks = [self._arrivals[key] for key in self._keys]
         self._next_arrival = max([next_arrival, *(a + 1 for a in self._arrivals.values())])
-        self._ordered = None
+        self._ordered = self._rest = None
         n = len(self._items)
         for i in range(n // 2 - 1, -1, -1):
             self._down(i, n)
@@ -159,10 +169,13 @@ class Heap(Generic[T]):
         """The first ``limit`` items (all by default) in the order successive pops would return
         them; the heap is left intact."""
         count = len(self._items) if limit is None else min(limit, len(self._items))
-        cached = self._ordered
+        # Twice what is asked, so that many pops can be answered before it runs short again.
+        depth = len(self._items) if limit is None else min(2 * limit, len(self._items))
+        cached, rest = self._ordered, self._rest
+        if cached is not None and len(cached) < count and rest is not None:
+            while len(cached) < depth and rest._items:
+                cached.append(rest._pop_existing())
         if cached is None or len(cached) < count:
-            # Twice what is asked, so that many pops can be answered before working it out again.
-            depth = len(self._items) if limit is None else min(2 * limit, len(self._items))
             copy: Heap[T] = Heap(self._key, self._less, fifo_ties=self._fifo_ties)
             copy._items = list(self._items)
             copy._keys = list(self._keys)
@@ -170,6 +183,7 @@ class Heap(Generic[T]):
             copy._index = dict(self._index)
             copy._arrivals = self._arrivals
             cached = self._ordered = [copy._pop_existing() for _ in range(depth)]
+            self._rest = copy if self._fifo_ties else None
         return cached[:count]
 
     def _pop_existing(self) -> T:
