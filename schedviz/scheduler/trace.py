@@ -43,6 +43,10 @@ class QueueEntries(list[dict[str, Any]]):
         super().__init__(entries)
         self.packed = packed
 
+    def __reduce__(self) -> tuple[type[list[dict[str, Any]]], tuple[list[dict[str, Any]]]]:
+        """Copied or pickled (a channel layer's message) as the plain list it shows."""
+        return list, (list(self),)
+
 
 @dataclass(slots=True)
 class PointRecord:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import pickle
 import zlib
 from pathlib import Path
 from typing import Any
@@ -443,6 +445,10 @@ def test_queue_entries_shared_between_traces_encode_as_plain_lists() -> None:
     )
     assert trace_codec.encode(trace) == trace_codec.encode(plain)
     assert _round_trip(trace) == trace.to_json()
+    # Copied or pickled (a channel layer's message), the entries are a plain list.
+    for copied in (copy.deepcopy(following), pickle.loads(pickle.dumps(following))):
+        assert type(copied) is list
+        assert copied == following
 
 
 def test_a_writer_and_a_reader_alternating_between_orders_digest_each_once(
