@@ -97,9 +97,13 @@ IN_PLACE_WAIT = 0.25
 FUTILE_SLICE = 2.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
-# The queue is saved with a batch of Cycle rows at most this often (and always when the runner
-# stops): a runner killed loses at most this much of its queue's history.
+# The queue is saved with a batch of Cycle rows at most every STATE_SAVE_INTERVAL seconds (and
+# always when the runner stops), and no sooner after a save than STATE_SAVE_COST times the wall
+# time that save took: a queue of thousands of pods (tens of milliseconds to save) then costs the
+# loop at most about 1/STATE_SAVE_COST of its time. A runner killed loses at most that much of
+# its queue's history.
 STATE_SAVE_INTERVAL = 1.0
+STATE_SAVE_COST = 20
 
 STOP_IDLE = "idle"
 STOP_HELD = "held by another runner"
@@ -408,7 +412,8 @@ class _Session:
         # Cycle numbers written while their pod waited at Permit (re-emitted with the outcome).
         self.written_waiting: set[int] = set()
         self.last_flush = time.monotonic()
-        self.last_state_save = 0.0
+        # When the queue may be saved again (time.monotonic).
+        self.next_state_save = 0.0
         self.lease_renew_every = 5.0
         self.anchor: tuple[float, float | None] = (0.0, None)
 
@@ -904,7 +909,7 @@ class _Session:
         traces = list(self.pending.values())
         self.pending = {}
         events = self.store.take_events()
-        save_state = final or (traces and now - self.last_state_save >= STATE_SAVE_INTERVAL)
+        save_state = final or (traces and now >= self.next_state_save)
         if traces or events or save_state:
             try:
                 self._write_records(traces, events, bool(save_state))
@@ -939,6 +944,7 @@ class _Session:
             if save_state:
                 # The queue as it stands after every change followed so far: the next runner
                 # lists the cluster as of that change and goes on from here.
+                started = time.monotonic()
                 queue_state_save(
                     cluster=cluster,
                     state=self.scheduler.state_to_data(),
@@ -946,4 +952,7 @@ class _Session:
                     config_digest=self.digest,
                     wake_at=self.result.wake_at,
                 )
-                self.last_state_save = time.monotonic()
+                ended = time.monotonic()
+                self.next_state_save = ended + max(
+                    STATE_SAVE_INTERVAL, STATE_SAVE_COST * (ended - started)
+                )

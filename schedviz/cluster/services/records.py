@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from schedviz.cluster.models import (
@@ -47,48 +49,105 @@ def _points_duration(milliseconds: Iterable[float]) -> float | None:
     return sum(durations) / 1000 if durations else None
 
 
-def _json_cycle_row(cluster: Cluster, trace: dict[str, Any]) -> Cycle:
-    """A trace given as JSON (imported): stored as such."""
+def _json_cycle_row(cluster: Cluster, trace: dict[str, Any]) -> list[Any]:
+    """A trace given as JSON (imported): stored as such (``_CYCLE_COLUMNS``' values)."""
     namespace, _, name = str(trace["pod"]).rpartition("/")
     points = trace.get("points") or []
-    return Cycle(
-        cluster=cluster,
-        number=trace["cycle"],
-        pod_namespace=namespace,
-        pod_name=name,
-        profile=trace.get("profile") or "",
-        attempt=trace.get("attempt") or 0,
-        result=trace.get("result") or "",
-        node=trace.get("node") or "",
-        message=trace.get("message") or "",
-        scheduler_time=trace.get("time") or 0.0,
-        wall_time=trace.get("wallTime") or 0.0,
-        duration_seconds=_points_duration(float(p.get("durationMs") or 0.0) for p in points),
-        body=Cycle.encode_body(trace),
-    )
+    return [
+        cluster.pk,
+        trace["cycle"],
+        namespace,
+        name,
+        trace.get("profile") or "",
+        trace.get("attempt") or 0,
+        trace.get("result") or "",
+        trace.get("node") or "",
+        trace.get("message") or "",
+        trace.get("time") or 0.0,
+        trace.get("wallTime") or 0.0,
+        _points_duration(float(p.get("durationMs") or 0.0) for p in points),
+        Cycle.encode_body(trace),
+        None,
+    ]
 
 
-def _cycle_row(cluster: Cluster, trace: CycleTrace) -> Cycle:
-    """A trace from the scheduler: its summary columns as ``to_json`` gives them, its body
-    encoded by trace_codec (the node order is attached by ``cycles_create``)."""
+def _cycle_row(cluster: Cluster, trace: CycleTrace) -> list[Any]:
+    """A trace from the scheduler (``_CYCLE_COLUMNS``' values): its summary columns as
+    ``to_json`` gives them, its body encoded by trace_codec (the node order is set by
+    ``cycles_create``)."""
     namespace, _, name = trace.pod.rpartition("/")
-    return Cycle(
-        cluster=cluster,
-        number=trace.cycle,
-        pod_namespace=namespace,
-        pod_name=name,
-        profile=trace.profile,
-        attempt=trace.attempt,
-        result=trace.result,
-        node=trace.selected_node,
-        message=trace.message,
-        scheduler_time=round(trace.time, 6),
-        wall_time=round(trace.wall_time, 6),
-        duration_seconds=trace.duration
+    return [
+        cluster.pk,
+        trace.cycle,
+        namespace,
+        name,
+        trace.profile,
+        trace.attempt,
+        trace.result,
+        trace.selected_node,
+        trace.message,
+        round(trace.time, 6),
+        round(trace.wall_time, 6),
+        trace.duration
         if trace.duration > 0
         else _points_duration(record.to_json()["durationMs"] for record in trace.points),
-        body=trace_codec.encode(trace),
+        trace_codec.encode(trace),
+        None,
+    ]
+
+
+# A batch of Cycle rows is one INSERT of several rows, written once per process: built by the
+# ORM (a model instance per row, ``bulk_create``'s per-field preparation) it cost a live runner
+# about as much as encoding the bodies. The values are plain (str, int, float, bytes, None).
+_CYCLE_COLUMNS = (
+    "cluster",
+    "number",
+    "pod_namespace",
+    "pod_name",
+    "profile",
+    "attempt",
+    "result",
+    "node",
+    "message",
+    "scheduler_time",
+    "wall_time",
+    "duration_seconds",
+    "body",
+    "node_order",
+)
+_BODY = _CYCLE_COLUMNS.index("body")
+_NODE_ORDER = _CYCLE_COLUMNS.index("node_order")
+
+
+@functools.cache
+def _cycle_insert_sql(rows: int) -> str:
+    q = connection.ops.quote_name
+    columns = []
+    for name in _CYCLE_COLUMNS:
+        field = Cycle._meta.get_field(name)
+        assert isinstance(field, Field) and field.column
+        columns.append(q(field.column))
+    row = f"({', '.join(['%s'] * len(columns))})"
+    return (
+        f"INSERT INTO {q(Cycle._meta.db_table)} ({', '.join(columns)}) "
+        f"VALUES {', '.join([row] * rows)}"
     )
+
+
+def _insert_cycles(rows: Sequence[list[Any]]) -> None:
+    fields = [Cycle._meta.get_field(name) for name in _CYCLE_COLUMNS]
+    size = max(1, connection.ops.bulk_batch_size(fields, rows))
+    body = Cycle._meta.get_field("body")
+    assert isinstance(body, Field)
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            params: list[Any] = []
+            for row in chunk:
+                params.extend(row[:_BODY])
+                params.append(body.get_db_prep_value(row[_BODY], connection))
+                params.extend(row[_BODY + 1 :])
+            cursor.execute(_cycle_insert_sql(len(chunk)), params)
 
 
 def _node_order_ids(cluster: Cluster, orders: dict[str, tuple[str, ...]]) -> dict[str, int]:
@@ -109,14 +168,13 @@ def _node_order_ids(cluster: Cluster, orders: dict[str, tuple[str, ...]]) -> dic
     return stored
 
 
-def cycles_create(
-    *, cluster: Cluster, traces: Sequence[CycleTrace | dict[str, Any]]
-) -> list[Cycle]:
+def cycles_create(*, cluster: Cluster, traces: Sequence[CycleTrace | dict[str, Any]]) -> int:
     """Stores cycle traces, in one insert: a ``CycleTrace`` in trace_codec's encoding, with the
-    node order it refers to stored once; its ``to_json()`` (an imported trace) as JSON."""
-    rows: list[Cycle] = []
+    node order it refers to stored once; its ``to_json()`` (an imported trace) as JSON. Returns
+    how many rows were stored."""
+    rows: list[list[Any]] = []
     orders: dict[str, tuple[str, ...]] = {}
-    row_orders: list[tuple[Cycle, str]] = []
+    row_orders: list[tuple[list[Any], str]] = []
     for given in traces:
         if isinstance(given, CycleTrace):
             row = _cycle_row(cluster, given)
@@ -131,8 +189,10 @@ def cycles_create(
         cycles_prune(cluster=cluster, incoming=len(rows))
         order_ids = _node_order_ids(cluster, orders)
         for row, digest in row_orders:
-            row.node_order_id = order_ids[digest]
-        return Cycle.objects.bulk_create(rows)
+            row[_NODE_ORDER] = order_ids[digest]
+        if rows:
+            _insert_cycles(rows)
+    return len(rows)
 
 
 def pending_pods_record(
