@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Field
+from django.db.models import Field, Model
 from django.utils import timezone
 
 from schedviz.cluster.models import (
@@ -23,24 +23,80 @@ from schedviz.scheduler.store import Event as SchedulerEvent
 from schedviz.scheduler.trace import CycleTrace
 
 
-def events_create(*, cluster: Cluster, events: Sequence[SchedulerEvent]) -> list[Event]:
-    """Stores the events the scheduler recorded, in one insert."""
+# Events and Cycle rows are written in batches of many rows, each batch one INSERT of several
+# rows written once per process: built by the ORM (a model instance per row, ``bulk_create``'s
+# per-field preparation) a batch of Cycle rows cost a live runner about as much as encoding
+# their bodies. The rows' values are given as the database takes them.
+@functools.cache
+def _insert_sql(model: type[Model], columns: tuple[str, ...], rows: int) -> str:
+    q = connection.ops.quote_name
+    names = []
+    for name in columns:
+        field = model._meta.get_field(name)
+        assert isinstance(field, Field) and field.column
+        names.append(q(field.column))
+    row = f"({', '.join(['%s'] * len(names))})"
+    return (
+        f"INSERT INTO {q(model._meta.db_table)} ({', '.join(names)}) "
+        f"VALUES {', '.join([row] * rows)}"
+    )
+
+
+def _insert_rows(
+    model: type[Model], columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+) -> None:
+    """Inserts ``rows`` (values of ``columns``, in order), as many per statement as the
+    database takes."""
+    fields = [model._meta.get_field(name) for name in columns]
+    size = max(1, connection.ops.bulk_batch_size(fields, rows))
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            cursor.execute(
+                _insert_sql(model, columns, len(chunk)), [value for row in chunk for value in row]
+            )
+
+
+def _db_value(model: type[Model], name: str, value: Any) -> Any:
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field)
+    return field.get_db_prep_value(value, connection)
+
+
+_EVENT_COLUMNS = (
+    "cluster",
+    "type",
+    "reason",
+    "object_namespace",
+    "object_name",
+    "message",
+    "scheduler_time",
+    "created_at",
+)
+
+
+def events_create(*, cluster: Cluster, events: Sequence[SchedulerEvent]) -> int:
+    """Stores the events the scheduler recorded, in one insert; returns how many."""
+    created = _db_value(Event, "created_at", timezone.now())
     rows = []
     for event in events:
         namespace, _, name = event.object.rpartition("/")
         rows.append(
-            Event(
-                cluster=cluster,
-                type=event.type,
-                reason=event.reason,
-                object_namespace=namespace,
-                object_name=name,
-                message=event.message,
-                scheduler_time=event.time,
+            (
+                cluster.pk,
+                event.type,
+                event.reason,
+                namespace,
+                name,
+                event.message,
+                event.time,
+                created,
             )
         )
-    with transaction.atomic():
-        return Event.objects.bulk_create(rows)
+    if rows:
+        with transaction.atomic():
+            _insert_rows(Event, _EVENT_COLUMNS, rows)
+    return len(rows)
 
 
 def _points_duration(milliseconds: Iterable[float]) -> float | None:
@@ -66,7 +122,7 @@ def _json_cycle_row(cluster: Cluster, trace: dict[str, Any]) -> list[Any]:
         trace.get("time") or 0.0,
         trace.get("wallTime") or 0.0,
         _points_duration(float(p.get("durationMs") or 0.0) for p in points),
-        Cycle.encode_body(trace),
+        _db_value(Cycle, "body", Cycle.encode_body(trace)),
         None,
     ]
 
@@ -91,14 +147,11 @@ def _cycle_row(cluster: Cluster, trace: CycleTrace) -> list[Any]:
         trace.duration
         if trace.duration > 0
         else _points_duration(record.to_json()["durationMs"] for record in trace.points),
-        trace_codec.encode(trace),
+        _db_value(Cycle, "body", trace_codec.encode(trace)),
         None,
     ]
 
 
-# A batch of Cycle rows is one INSERT of several rows, written once per process: built by the
-# ORM (a model instance per row, ``bulk_create``'s per-field preparation) it cost a live runner
-# about as much as encoding the bodies. The values are plain (str, int, float, bytes, None).
 _CYCLE_COLUMNS = (
     "cluster",
     "number",
@@ -115,39 +168,7 @@ _CYCLE_COLUMNS = (
     "body",
     "node_order",
 )
-_BODY = _CYCLE_COLUMNS.index("body")
 _NODE_ORDER = _CYCLE_COLUMNS.index("node_order")
-
-
-@functools.cache
-def _cycle_insert_sql(rows: int) -> str:
-    q = connection.ops.quote_name
-    columns = []
-    for name in _CYCLE_COLUMNS:
-        field = Cycle._meta.get_field(name)
-        assert isinstance(field, Field) and field.column
-        columns.append(q(field.column))
-    row = f"({', '.join(['%s'] * len(columns))})"
-    return (
-        f"INSERT INTO {q(Cycle._meta.db_table)} ({', '.join(columns)}) "
-        f"VALUES {', '.join([row] * rows)}"
-    )
-
-
-def _insert_cycles(rows: Sequence[list[Any]]) -> None:
-    fields = [Cycle._meta.get_field(name) for name in _CYCLE_COLUMNS]
-    size = max(1, connection.ops.bulk_batch_size(fields, rows))
-    body = Cycle._meta.get_field("body")
-    assert isinstance(body, Field)
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), size):
-            chunk = rows[start : start + size]
-            params: list[Any] = []
-            for row in chunk:
-                params.extend(row[:_BODY])
-                params.append(body.get_db_prep_value(row[_BODY], connection))
-                params.extend(row[_BODY + 1 :])
-            cursor.execute(_cycle_insert_sql(len(chunk)), params)
 
 
 def _node_order_ids(cluster: Cluster, orders: dict[str, tuple[str, ...]]) -> dict[str, int]:
@@ -191,7 +212,7 @@ def cycles_create(*, cluster: Cluster, traces: Sequence[CycleTrace | dict[str, A
         for row, digest in row_orders:
             row[_NODE_ORDER] = order_ids[digest]
         if rows:
-            _insert_cycles(rows)
+            _insert_rows(Cycle, _CYCLE_COLUMNS, rows)
     return len(rows)
 
 

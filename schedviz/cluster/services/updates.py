@@ -252,14 +252,17 @@ def _bind(cluster: Cluster, row: PodRow | BindRow, node_name: str) -> PodBinding
     status = manifest.setdefault("status", {})
     status["conditions"] = _set_condition(status.get("conditions") or [], POD_SCHEDULED_CONDITION)
     conditions = _set_condition(row.conditions, POD_SCHEDULED_CONDITION)
+    # The Change row and the pod's row store the same manifest: encoded once for both (the two
+    # columns are the same JSONField).
+    stored = _MANIFEST.get_db_prep_save(manifest, connection)
     with connection.cursor() as cursor:
-        change_id = _insert_bind_change(cursor, cluster, namespace, name, manifest)
+        change_id = _insert_bind_change(cursor, cluster, namespace, name, stored)
         # One statement: the pod is still unbound and as read, and the node exists.
         cursor.execute(
             _bind_sql().update_pod,
             [
                 node_name,
-                _MANIFEST.get_db_prep_save(manifest, connection),
+                stored,
                 _CONDITIONS.get_db_prep_save(conditions, connection),
                 change_id,
                 row.id,
@@ -286,7 +289,6 @@ def _bind(cluster: Cluster, row: PodRow | BindRow, node_name: str) -> PodBinding
 # row and ``QuerySet.update`` with ``Exists``).
 _MANIFEST = PodRow._meta.get_field("manifest")
 _CONDITIONS = PodRow._meta.get_field("conditions")
-_CHANGE_MANIFEST = Change._meta.get_field("manifest")
 _CHANGE_CREATED = Change._meta.get_field("created_at")
 
 
@@ -323,9 +325,10 @@ def _bind_sql() -> _BindSql:
 
 
 def _insert_bind_change(
-    cursor: Any, cluster: Cluster, namespace: str, name: str, manifest: dict[str, Any]
+    cursor: Any, cluster: Cluster, namespace: str, name: str, stored_manifest: Any
 ) -> int:
-    """The bind's Change row (what ``_append_changes`` writes for it); its id."""
+    """The bind's Change row (what ``_append_changes`` writes for it), its manifest as the
+    database takes it (``get_db_prep_save``); its id."""
     cursor.execute(
         _bind_sql().insert_change,
         [
@@ -334,7 +337,7 @@ def _insert_bind_change(
             namespace,
             name,
             Change.Type.MODIFIED.value,
-            _CHANGE_MANIFEST.get_db_prep_save(manifest, connection),
+            stored_manifest,
             _CHANGE_CREATED.get_db_prep_save(timezone.now(), connection),
         ],
     )
