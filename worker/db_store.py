@@ -212,38 +212,53 @@ class DatabaseStore(ClusterStore):
         self.list_cluster()
         if position >= self.last_change_id:
             return
-        touched = (
+        # (kind, namespace) -> the names of the objects changed since the position.
+        touched: dict[tuple[str, str], set[str]] = {}
+        for kind, namespace, name in (
             Change.objects.filter(cluster=self.cluster, id__gt=position)
             .order_by()
             .values_list("kind", "namespace", "name")
             .distinct()
-        )
-        for kind, namespace, name in touched:
-            key = object_key(kind, namespace, name)
-            bucket = self._objects.setdefault(kind, {})
-            before = (
-                Change.objects.filter(
+        ):
+            touched.setdefault((kind, namespace), set()).add(name)
+        # Their last Change rows up to the position (id, type), read for many names of a kind
+        # and namespace at once: a query per object read the log once per object (minutes for
+        # the thousands of pods created while no runner was alive).
+        before: dict[tuple[str, str, str], tuple[int, str]] = {}
+        for (kind, namespace), names in touched.items():
+            ordered = sorted(names)
+            for start in range(0, len(ordered), MANIFEST_CHUNK):
+                for change_id, name, change_type in Change.objects.filter(
                     cluster=self.cluster,
                     kind=kind,
                     namespace=namespace,
-                    name=name,
+                    name__in=ordered[start : start + MANIFEST_CHUNK],
                     id__lte=position,
+                ).values_list("id", "name", "type"):
+                    last = before.get((kind, namespace, name))
+                    if last is None or last[0] < change_id:
+                        before[(kind, namespace, name)] = (change_id, change_type)
+        manifests = dict(
+            _manifests(
+                [i for i, change_type in before.values() if change_type != Change.Type.DELETED]
+            )
+        )
+        for (kind, namespace), names in touched.items():
+            bucket = self._objects.setdefault(kind, {})
+            for name in names:
+                key = object_key(kind, namespace, name)
+                last = before.get((kind, namespace, name))
+                obj = (
+                    None
+                    if last is None or last[1] == Change.Type.DELETED
+                    else self._decode(manifests[last[0]], kind)
                 )
-                .order_by("-id")
-                .first()
-            )
-            obj = (
-                None
-                if before is None or before.type == Change.Type.DELETED
-                else self._decode(before.manifest, kind)
-            )
-            if obj is None:
-                bucket.pop(key, None)
-                self._versions.pop((kind, key), None)
-            else:
-                bucket[key] = obj
-                assert before is not None
-                self._versions[(kind, key)] = before.id
+                if obj is None or last is None:
+                    bucket.pop(key, None)
+                    self._versions.pop((kind, key), None)
+                else:
+                    bucket[key] = obj
+                    self._versions[(kind, key)] = last[0]
         self.last_change_id = position
         self._reads = deque([(time.monotonic(), position)])
 
