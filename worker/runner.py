@@ -25,6 +25,7 @@ and starts over from a fresh list, as an informer relists after a broken watch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import math
@@ -39,7 +40,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
-from django.db.models import F, Max
+from django.db.models import F, Field, Max
 from django.utils import timezone
 
 from schedviz.cluster import live, selectors, services
@@ -196,17 +197,59 @@ def lease_fence(*, cluster_id: int, holder: str) -> bool:
     the next holder lists the cluster with that write in it; a row another has locked (a
     takeover under way) is not waited for (NOWAIT): the write is refused."""
     try:
-        with transaction.atomic():  # a savepoint: a refused lock leaves the write's transaction
-            lease = (
-                Lease.objects.select_for_update(nowait=True)
-                .filter(cluster_id=cluster_id, holder=holder)
-                .first()
-            )
+        # A savepoint: a refused lock leaves the write's transaction.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_fence_sql(), [cluster_id, holder])
+            row = cursor.fetchone()
     except OperationalError as error:
         if not _lock_not_available(error):
             raise
         return False
-    return lease is not None and not selectors.lease_expired(lease, timezone.now())
+    if row is None:
+        return False
+    lease = Lease(
+        cluster_id=cluster_id,
+        holder=holder,
+        renewed_at=_renewed_at_value(row[0]),
+        duration_seconds=row[1],
+    )
+    return not selectors.lease_expired(lease, timezone.now())
+
+
+# The fence runs before every write of the runner (each batch of Cycle rows, each group of
+# binds): its statement is SQL written once per process, as the ORM writes it (the lock where
+# the database has one; SQLite serializes writers anyway), not built per write.
+@functools.cache
+def _fence_sql() -> str:
+    q = connection.ops.quote_name
+    meta = Lease._meta
+
+    def column(name: str) -> str:
+        field = meta.get_field(name)
+        assert isinstance(field, Field) and field.column
+        return q(field.column)
+
+    lock = (
+        " FOR UPDATE NOWAIT"
+        if connection.features.has_select_for_update
+        and connection.features.has_select_for_update_nowait
+        else ""
+    )
+    return (
+        f"SELECT {column('renewed_at')}, {column('duration_seconds')} FROM {q(meta.db_table)} "
+        f"WHERE {column('cluster')} = %s AND {column('holder')} = %s{lock}"
+    )
+
+
+def _renewed_at_value(value: Any) -> datetime | None:
+    """``renewed_at`` as the ORM reads it (SQLite hands a datetime over as text)."""
+    field = Lease._meta.get_field("renewed_at")
+    assert isinstance(field, Field)
+    column = field.get_col(Lease._meta.db_table)
+    for convert in connection.ops.get_db_converters(column):
+        value = convert(value, column, connection)
+    assert value is None or isinstance(value, datetime)
+    return value
 
 
 def _lock_not_available(error: OperationalError) -> bool:
