@@ -25,6 +25,7 @@ and starts over from a fresh list, as an informer relists after a broken watch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import math
@@ -39,7 +40,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
-from django.db.models import F, Max
+from django.db.models import F, Field, Max
 from django.utils import timezone
 
 from schedviz.cluster import live, selectors, services
@@ -97,9 +98,13 @@ IN_PLACE_WAIT = 0.25
 FUTILE_SLICE = 2.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
-# The queue is saved with a batch of Cycle rows at most this often (and always when the runner
-# stops): a runner killed loses at most this much of its queue's history.
+# The queue is saved with a batch of Cycle rows at most every STATE_SAVE_INTERVAL seconds (and
+# always when the runner stops), and no sooner after a save than STATE_SAVE_COST times the wall
+# time that save took: a queue of thousands of pods (tens of milliseconds to save) then costs the
+# loop at most about 1/STATE_SAVE_COST of its time. A runner killed loses at most that much of
+# its queue's history.
 STATE_SAVE_INTERVAL = 1.0
+STATE_SAVE_COST = 20
 
 STOP_IDLE = "idle"
 STOP_HELD = "held by another runner"
@@ -192,17 +197,59 @@ def lease_fence(*, cluster_id: int, holder: str) -> bool:
     the next holder lists the cluster with that write in it; a row another has locked (a
     takeover under way) is not waited for (NOWAIT): the write is refused."""
     try:
-        with transaction.atomic():  # a savepoint: a refused lock leaves the write's transaction
-            lease = (
-                Lease.objects.select_for_update(nowait=True)
-                .filter(cluster_id=cluster_id, holder=holder)
-                .first()
-            )
+        # A savepoint: a refused lock leaves the write's transaction.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_fence_sql(), [cluster_id, holder])
+            row = cursor.fetchone()
     except OperationalError as error:
         if not _lock_not_available(error):
             raise
         return False
-    return lease is not None and not selectors.lease_expired(lease, timezone.now())
+    if row is None:
+        return False
+    lease = Lease(
+        cluster_id=cluster_id,
+        holder=holder,
+        renewed_at=_renewed_at_value(row[0]),
+        duration_seconds=row[1],
+    )
+    return not selectors.lease_expired(lease, timezone.now())
+
+
+# The fence runs before every write of the runner (each batch of Cycle rows, each group of
+# binds): its statement is SQL written once per process, as the ORM writes it (the lock where
+# the database has one; SQLite serializes writers anyway), not built per write.
+@functools.cache
+def _fence_sql() -> str:
+    q = connection.ops.quote_name
+    meta = Lease._meta
+
+    def column(name: str) -> str:
+        field = meta.get_field(name)
+        assert isinstance(field, Field) and field.column
+        return q(field.column)
+
+    lock = (
+        " FOR UPDATE NOWAIT"
+        if connection.features.has_select_for_update
+        and connection.features.has_select_for_update_nowait
+        else ""
+    )
+    return (
+        f"SELECT {column('renewed_at')}, {column('duration_seconds')} FROM {q(meta.db_table)} "
+        f"WHERE {column('cluster')} = %s AND {column('holder')} = %s{lock}"
+    )
+
+
+def _renewed_at_value(value: Any) -> datetime | None:
+    """``renewed_at`` as the ORM reads it (SQLite hands a datetime over as text)."""
+    field = Lease._meta.get_field("renewed_at")
+    assert isinstance(field, Field)
+    column = field.get_col(Lease._meta.db_table)
+    for convert in connection.ops.get_db_converters(column):
+        value = convert(value, column, connection)
+    assert value is None or isinstance(value, datetime)
+    return value
 
 
 def _lock_not_available(error: OperationalError) -> bool:
@@ -408,7 +455,8 @@ class _Session:
         # Cycle numbers written while their pod waited at Permit (re-emitted with the outcome).
         self.written_waiting: set[int] = set()
         self.last_flush = time.monotonic()
-        self.last_state_save = 0.0
+        # When the queue may be saved again (time.monotonic).
+        self.next_state_save = 0.0
         self.lease_renew_every = 5.0
         self.anchor: tuple[float, float | None] = (0.0, None)
 
@@ -904,7 +952,7 @@ class _Session:
         traces = list(self.pending.values())
         self.pending = {}
         events = self.store.take_events()
-        save_state = final or (traces and now - self.last_state_save >= STATE_SAVE_INTERVAL)
+        save_state = final or (traces and now >= self.next_state_save)
         if traces or events or save_state:
             try:
                 self._write_records(traces, events, bool(save_state))
@@ -939,6 +987,7 @@ class _Session:
             if save_state:
                 # The queue as it stands after every change followed so far: the next runner
                 # lists the cluster as of that change and goes on from here.
+                started = time.monotonic()
                 queue_state_save(
                     cluster=cluster,
                     state=self.scheduler.state_to_data(),
@@ -946,4 +995,7 @@ class _Session:
                     config_digest=self.digest,
                     wake_at=self.result.wake_at,
                 )
-                self.last_state_save = time.monotonic()
+                ended = time.monotonic()
+                self.next_state_save = ended + max(
+                    STATE_SAVE_INTERVAL, STATE_SAVE_COST * (ended - started)
+                )

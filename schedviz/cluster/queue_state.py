@@ -2,9 +2,10 @@
 
 A runner saves its scheduler's state (``Scheduler.state_to_data``: activeQ, backoffQ with
 expiries, unschedulablePods with their plugins and timestamps, attempts, in-flight pods and
-events, nominations, the flush ticks) in the cluster's ``PendingPods`` row with every batch of
-Cycle rows it commits (at most every ``SAVE_INTERVAL``) and when it stops, together with the
-change-log position the queue had followed up to and a digest of the scheduler configuration.
+events, nominations, the flush ticks) in the cluster's ``PendingPods`` row with a batch of Cycle
+rows it commits (at most every second, less often for a queue that takes long to save) and when
+it stops, together with the change-log position the queue had followed up to and a digest of
+the scheduler configuration.
 The next runner lists the cluster as it was at that position, restores the queue, and follows
 the change log from there, so what changed meanwhile reaches the queue as the events it is.
 A state saved for another configuration is not resumed (the scheduler starts afresh, as a

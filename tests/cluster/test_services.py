@@ -618,7 +618,7 @@ def test_cycles_and_events_are_stored_in_bulk(cluster: Cluster) -> None:
     rows = services.cycles_create(
         cluster=cluster, traces=[_trace(1, "default/p1"), _trace(2, "team/p2", "n1")]
     )
-    assert len(rows) == 2
+    assert rows == 2
     second = Cycle.objects.get(cluster=cluster, number=2)
     assert (second.pod_namespace, second.pod_name, second.node) == ("team", "p2", "n1")
     assert second.trace() == _trace(2, "team/p2", "n1")

@@ -72,6 +72,7 @@ from schedviz.cluster.services.scale import SCALABLE_KINDS, workload_scale, work
 from schedviz.cluster.services.stored import KIND_ORDER, kind_of
 from schedviz.cluster.services.updates import (
     POD_SCHEDULED_CONDITION,
+    BindRow,
     PodBinding,
     node_update,
     objects_apply_from_scheduler,
@@ -90,6 +91,7 @@ __all__ = [
     "AppliedObject",
     "ApplyResult",
     "BindConflict",
+    "BindRow",
     "Conflict",
     "NewApiToken",
     "ObjectNotFound",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Field, Model
 from django.utils import timezone
 
 from schedviz.cluster.models import (
@@ -21,24 +23,80 @@ from schedviz.scheduler.store import Event as SchedulerEvent
 from schedviz.scheduler.trace import CycleTrace
 
 
-def events_create(*, cluster: Cluster, events: Sequence[SchedulerEvent]) -> list[Event]:
-    """Stores the events the scheduler recorded, in one insert."""
+# Events and Cycle rows are written in batches of many rows, each batch one INSERT of several
+# rows written once per process: built by the ORM (a model instance per row, ``bulk_create``'s
+# per-field preparation) a batch of Cycle rows cost a live runner about as much as encoding
+# their bodies. The rows' values are given as the database takes them.
+@functools.cache
+def _insert_sql(model: type[Model], columns: tuple[str, ...], rows: int) -> str:
+    q = connection.ops.quote_name
+    names = []
+    for name in columns:
+        field = model._meta.get_field(name)
+        assert isinstance(field, Field) and field.column
+        names.append(q(field.column))
+    row = f"({', '.join(['%s'] * len(names))})"
+    return (
+        f"INSERT INTO {q(model._meta.db_table)} ({', '.join(names)}) "
+        f"VALUES {', '.join([row] * rows)}"
+    )
+
+
+def _insert_rows(
+    model: type[Model], columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+) -> None:
+    """Inserts ``rows`` (values of ``columns``, in order), as many per statement as the
+    database takes."""
+    fields = [model._meta.get_field(name) for name in columns]
+    size = max(1, connection.ops.bulk_batch_size(fields, rows))
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            cursor.execute(
+                _insert_sql(model, columns, len(chunk)), [value for row in chunk for value in row]
+            )
+
+
+def _db_value(model: type[Model], name: str, value: Any) -> Any:
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field)
+    return field.get_db_prep_value(value, connection)
+
+
+_EVENT_COLUMNS = (
+    "cluster",
+    "type",
+    "reason",
+    "object_namespace",
+    "object_name",
+    "message",
+    "scheduler_time",
+    "created_at",
+)
+
+
+def events_create(*, cluster: Cluster, events: Sequence[SchedulerEvent]) -> int:
+    """Stores the events the scheduler recorded, in one insert; returns how many."""
+    created = _db_value(Event, "created_at", timezone.now())
     rows = []
     for event in events:
         namespace, _, name = event.object.rpartition("/")
         rows.append(
-            Event(
-                cluster=cluster,
-                type=event.type,
-                reason=event.reason,
-                object_namespace=namespace,
-                object_name=name,
-                message=event.message,
-                scheduler_time=event.time,
+            (
+                cluster.pk,
+                event.type,
+                event.reason,
+                namespace,
+                name,
+                event.message,
+                event.time,
+                created,
             )
         )
-    with transaction.atomic():
-        return Event.objects.bulk_create(rows)
+    if rows:
+        with transaction.atomic():
+            _insert_rows(Event, _EVENT_COLUMNS, rows)
+    return len(rows)
 
 
 def _points_duration(milliseconds: Iterable[float]) -> float | None:
@@ -47,48 +105,70 @@ def _points_duration(milliseconds: Iterable[float]) -> float | None:
     return sum(durations) / 1000 if durations else None
 
 
-def _json_cycle_row(cluster: Cluster, trace: dict[str, Any]) -> Cycle:
-    """A trace given as JSON (imported): stored as such."""
+def _json_cycle_row(cluster: Cluster, trace: dict[str, Any]) -> list[Any]:
+    """A trace given as JSON (imported): stored as such (``_CYCLE_COLUMNS``' values)."""
     namespace, _, name = str(trace["pod"]).rpartition("/")
     points = trace.get("points") or []
-    return Cycle(
-        cluster=cluster,
-        number=trace["cycle"],
-        pod_namespace=namespace,
-        pod_name=name,
-        profile=trace.get("profile") or "",
-        attempt=trace.get("attempt") or 0,
-        result=trace.get("result") or "",
-        node=trace.get("node") or "",
-        message=trace.get("message") or "",
-        scheduler_time=trace.get("time") or 0.0,
-        wall_time=trace.get("wallTime") or 0.0,
-        duration_seconds=_points_duration(float(p.get("durationMs") or 0.0) for p in points),
-        body=Cycle.encode_body(trace),
-    )
+    return [
+        cluster.pk,
+        trace["cycle"],
+        namespace,
+        name,
+        trace.get("profile") or "",
+        trace.get("attempt") or 0,
+        trace.get("result") or "",
+        trace.get("node") or "",
+        trace.get("message") or "",
+        trace.get("time") or 0.0,
+        trace.get("wallTime") or 0.0,
+        _points_duration(float(p.get("durationMs") or 0.0) for p in points),
+        _db_value(Cycle, "body", Cycle.encode_body(trace)),
+        None,
+    ]
 
 
-def _cycle_row(cluster: Cluster, trace: CycleTrace) -> Cycle:
-    """A trace from the scheduler: its summary columns as ``to_json`` gives them, its body
-    encoded by trace_codec (the node order is attached by ``cycles_create``)."""
+def _cycle_row(cluster: Cluster, trace: CycleTrace) -> list[Any]:
+    """A trace from the scheduler (``_CYCLE_COLUMNS``' values): its summary columns as
+    ``to_json`` gives them, its body encoded by trace_codec (the node order is set by
+    ``cycles_create``)."""
     namespace, _, name = trace.pod.rpartition("/")
-    return Cycle(
-        cluster=cluster,
-        number=trace.cycle,
-        pod_namespace=namespace,
-        pod_name=name,
-        profile=trace.profile,
-        attempt=trace.attempt,
-        result=trace.result,
-        node=trace.selected_node,
-        message=trace.message,
-        scheduler_time=round(trace.time, 6),
-        wall_time=round(trace.wall_time, 6),
-        duration_seconds=trace.duration
+    return [
+        cluster.pk,
+        trace.cycle,
+        namespace,
+        name,
+        trace.profile,
+        trace.attempt,
+        trace.result,
+        trace.selected_node,
+        trace.message,
+        round(trace.time, 6),
+        round(trace.wall_time, 6),
+        trace.duration
         if trace.duration > 0
         else _points_duration(record.to_json()["durationMs"] for record in trace.points),
-        body=trace_codec.encode(trace),
-    )
+        _db_value(Cycle, "body", trace_codec.encode(trace)),
+        None,
+    ]
+
+
+_CYCLE_COLUMNS = (
+    "cluster",
+    "number",
+    "pod_namespace",
+    "pod_name",
+    "profile",
+    "attempt",
+    "result",
+    "node",
+    "message",
+    "scheduler_time",
+    "wall_time",
+    "duration_seconds",
+    "body",
+    "node_order",
+)
+_NODE_ORDER = _CYCLE_COLUMNS.index("node_order")
 
 
 def _node_order_ids(cluster: Cluster, orders: dict[str, tuple[str, ...]]) -> dict[str, int]:
@@ -109,14 +189,13 @@ def _node_order_ids(cluster: Cluster, orders: dict[str, tuple[str, ...]]) -> dic
     return stored
 
 
-def cycles_create(
-    *, cluster: Cluster, traces: Sequence[CycleTrace | dict[str, Any]]
-) -> list[Cycle]:
+def cycles_create(*, cluster: Cluster, traces: Sequence[CycleTrace | dict[str, Any]]) -> int:
     """Stores cycle traces, in one insert: a ``CycleTrace`` in trace_codec's encoding, with the
-    node order it refers to stored once; its ``to_json()`` (an imported trace) as JSON."""
-    rows: list[Cycle] = []
+    node order it refers to stored once; its ``to_json()`` (an imported trace) as JSON. Returns
+    how many rows were stored."""
+    rows: list[list[Any]] = []
     orders: dict[str, tuple[str, ...]] = {}
-    row_orders: list[tuple[Cycle, str]] = []
+    row_orders: list[tuple[list[Any], str]] = []
     for given in traces:
         if isinstance(given, CycleTrace):
             row = _cycle_row(cluster, given)
@@ -131,8 +210,10 @@ def cycles_create(
         cycles_prune(cluster=cluster, incoming=len(rows))
         order_ids = _node_order_ids(cluster, orders)
         for row, digest in row_orders:
-            row.node_order_id = order_ids[digest]
-        return Cycle.objects.bulk_create(rows)
+            row[_NODE_ORDER] = order_ids[digest]
+        if rows:
+            _insert_rows(Cycle, _CYCLE_COLUMNS, rows)
+    return len(rows)
 
 
 def pending_pods_record(

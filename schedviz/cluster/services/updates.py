@@ -8,7 +8,7 @@ import copy
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import connection, transaction
 from django.db.models import Field, Model
@@ -161,17 +161,43 @@ class PodBinding:
     manifest: dict[str, Any]
 
 
+@dataclass(slots=True)
+class BindRow:
+    """What a bind reads of a pod's row (``pods_for_bind``: values, not a model instance)."""
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "id",
+        "namespace",
+        "name",
+        "node_name",
+        "resource_version",
+        "manifest",
+        "conditions",
+    )
+
+    id: int
+    namespace: str
+    name: str
+    node_name: str
+    resource_version: int
+    manifest: dict[str, Any]
+    conditions: list[dict[str, Any]]
+
+
 def pods_for_bind(
     *, cluster: Cluster, keys: Collection[tuple[str, str]]
-) -> dict[tuple[str, str], PodRow]:
+) -> dict[tuple[str, str], BindRow]:
     """The rows of pods about to be bound, by (namespace, name), read in one query: a group of
     binds reads them once, in its transaction, and gives each to ``pod_bind`` (``row``)."""
     by_namespace: dict[str, list[str]] = {}
     for namespace, name in keys:
         by_namespace.setdefault(namespace, []).append(name)
-    rows: dict[tuple[str, str], PodRow] = {}
+    rows: dict[tuple[str, str], BindRow] = {}
     for namespace, names in by_namespace.items():
-        for row in PodRow.objects.filter(cluster=cluster, namespace=namespace, name__in=names):
+        for values in PodRow.objects.filter(
+            cluster=cluster, namespace=namespace, name__in=names
+        ).values_list(*BindRow.FIELDS):
+            row = BindRow(*values)
             rows[(row.namespace, row.name)] = row
     return rows
 
@@ -185,7 +211,12 @@ BIND_READS = 3
 
 
 def pod_bind(
-    *, cluster: Cluster, namespace: str, name: str, node_name: str, row: PodRow | None = None
+    *,
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    node_name: str,
+    row: PodRow | BindRow | None = None,
 ) -> PodBinding:
     """The pods/binding subresource: a compare-and-set of the pod's node, once, never twice.
 
@@ -212,7 +243,7 @@ def pod_bind(
     )
 
 
-def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
+def _bind(cluster: Cluster, row: PodRow | BindRow, node_name: str) -> PodBinding:
     namespace, name = row.namespace, row.name
     if row.node_name:
         raise _bind_conflict(name, row.node_name)
@@ -221,14 +252,17 @@ def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
     status = manifest.setdefault("status", {})
     status["conditions"] = _set_condition(status.get("conditions") or [], POD_SCHEDULED_CONDITION)
     conditions = _set_condition(row.conditions, POD_SCHEDULED_CONDITION)
+    # The Change row and the pod's row store the same manifest: encoded once for both (the two
+    # columns are the same JSONField).
+    stored = _MANIFEST.get_db_prep_save(manifest, connection)
     with connection.cursor() as cursor:
-        change_id = _insert_bind_change(cursor, cluster, namespace, name, manifest)
+        change_id = _insert_bind_change(cursor, cluster, namespace, name, stored)
         # One statement: the pod is still unbound and as read, and the node exists.
         cursor.execute(
             _bind_sql().update_pod,
             [
                 node_name,
-                _MANIFEST.get_db_prep_save(manifest, connection),
+                stored,
                 _CONDITIONS.get_db_prep_save(conditions, connection),
                 change_id,
                 row.id,
@@ -255,7 +289,6 @@ def _bind(cluster: Cluster, row: PodRow, node_name: str) -> PodBinding:
 # row and ``QuerySet.update`` with ``Exists``).
 _MANIFEST = PodRow._meta.get_field("manifest")
 _CONDITIONS = PodRow._meta.get_field("conditions")
-_CHANGE_MANIFEST = Change._meta.get_field("manifest")
 _CHANGE_CREATED = Change._meta.get_field("created_at")
 
 
@@ -292,9 +325,10 @@ def _bind_sql() -> _BindSql:
 
 
 def _insert_bind_change(
-    cursor: Any, cluster: Cluster, namespace: str, name: str, manifest: dict[str, Any]
+    cursor: Any, cluster: Cluster, namespace: str, name: str, stored_manifest: Any
 ) -> int:
-    """The bind's Change row (what ``_append_changes`` writes for it); its id."""
+    """The bind's Change row (what ``_append_changes`` writes for it), its manifest as the
+    database takes it (``get_db_prep_save``); its id."""
     cursor.execute(
         _bind_sql().insert_change,
         [
@@ -303,7 +337,7 @@ def _insert_bind_change(
             namespace,
             name,
             Change.Type.MODIFIED.value,
-            _CHANGE_MANIFEST.get_db_prep_save(manifest, connection),
+            stored_manifest,
             _CHANGE_CREATED.get_db_prep_save(timezone.now(), connection),
         ],
     )
