@@ -291,6 +291,10 @@ class ScheduleOne:
         finally:
             self._debugging = None
             self._trace_into(framework, None)
+            if self._preemption_details is not None:
+                # The cycle stopped before its goroutines ran: what PostFilter decided.
+                trace.preemption = _preemption_json(self._preemption_details, trace.nominated_node)
+                self._preemption_details = None
             trace.duration = time.perf_counter() - started
             self.emit(trace)
 
@@ -377,7 +381,10 @@ class ScheduleOne:
             nominating = post_result.nominating_info if post_result is not None else None
             if nominating is not None and nominating.nominated_node_name:
                 trace.nominated_node = nominating.nominated_node_name
-            trace.preemption = _preemption_json(post_result, trace.nominated_node)
+            if post_result is None or self._debugging is not None:
+                # Otherwise made once, after the goroutines ran (``run_async_work``): the
+                # record of 500 candidates is not built twice.
+                trace.preemption = _preemption_json(post_result, trace.nominated_node)
             self._preemption_details = post_result
             return (
                 ScheduleResult(nominating_info=nominating),
