@@ -66,15 +66,14 @@ WHAT_LIMITS: dict[str, dict[str, str]] = {
     },
     "PreemptionAsync": {
         "engine": (
-            "PostFilter's dry run: every 200 ms (wall clock) a priority-10 churn pod preempts, "
-            "and it is always popped before the measured pods. The dry run walks the nodes from "
-            "a random offset until 500 candidates are found; when the cycle's filters read only "
-            "the node and its pods' requests, a node is checked once without its lower-priority "
-            "pods and the victims are chosen by adding requests back (no copies), else on "
-            "copies as upstream. Once nodes hold churn pods the walk goes much further than 500 "
-            "nodes, each non-candidate still costing a reduced node and a real filter run; when "
-            "a churn cycle costs more than 200 ms the churn pods take the whole core and the "
-            "measured pods starve"
+            "the measured pods' cycles as SchedulingBasic's, plus every 200 ms (wall clock) a "
+            "priority-10 churn pod that is popped first, fails Filter on all 5000 nodes and "
+            "preempts (about 15-20 ms a cycle: the filter walk, the FitError message, PostFilter's "
+            "dry run over some 500 nodes from a random offset and the choice among 500 "
+            "candidates). The dry run keeps what it worked out on a node (lower-priority pods, "
+            "requests without them, victims for a preemptor asking as much) until the node "
+            "changes, so only nodes not seen unchanged by an earlier churn pod are worked out "
+            "afresh; the filters that read the node alone still run on each"
         ),
         "e2e": (
             "as the engine, plus each preemption's victim deletions and the churn pods' writes "

@@ -88,6 +88,8 @@ POD_REASON_UNSCHEDULABLE = "Unschedulable"
 POD_REASON_SCHEDULER_ERROR = "SchedulerError"
 # An event message is cut to this many bytes (truncateMessage in schedule_one.go).
 MAX_EVENT_MESSAGE = 1024
+# The fewest nodes a column-wise filter batch after the first holds (``next_filter_batch``).
+MIN_FILTER_BATCH = 32
 
 
 class NoNodesAvailableError(Exception):
@@ -169,6 +171,18 @@ def _reservoir_pick(count: int, rng: random.Random) -> int:
         if draw == 0:
             selected = n - 1
     return selected
+
+
+def next_filter_batch(batch: int, to_find: int, done: int, passed: int) -> int:
+    """How many nodes the filter walk's next batch holds, after ``done`` nodes of which
+    ``passed`` were feasible, the last batch holding ``batch``: what is still wanted at the
+    pass rate so far, a quarter more, not less than a batch's fixed cost is worth; twice the
+    last while none passed. So a few rejected nodes in the first batch do not cost a second
+    batch twice its size. Not in upstream, whose walk is node by node."""
+    if not passed:
+        return batch * 2
+    wanted = max(to_find - passed, 1)
+    return min(batch * 2, max(MIN_FILTER_BATCH, -(-wanted * done * 5 // (passed * 4))))
 
 
 def truncate_message(message: str) -> str:
@@ -277,6 +291,10 @@ class ScheduleOne:
         finally:
             self._debugging = None
             self._trace_into(framework, None)
+            if self._preemption_details is not None:
+                # The cycle stopped before its goroutines ran: what PostFilter decided.
+                trace.preemption = _preemption_json(self._preemption_details, trace.nominated_node)
+                self._preemption_details = None
             trace.duration = time.perf_counter() - started
             self.emit(trace)
 
@@ -363,7 +381,10 @@ class ScheduleOne:
             nominating = post_result.nominating_info if post_result is not None else None
             if nominating is not None and nominating.nominated_node_name:
                 trace.nominated_node = nominating.nominated_node_name
-            trace.preemption = _preemption_json(post_result, trace.nominated_node)
+            if post_result is None or self._debugging is not None:
+                # Otherwise made once, after the goroutines ran (``run_async_work``): the
+                # record of 500 candidates is not built twice.
+                trace.preemption = _preemption_json(post_result, trace.nominated_node)
             self._preemption_details = post_result
             return (
                 ScheduleResult(nominating_info=nominating),
@@ -619,7 +640,7 @@ class ScheduleOne:
         framework.filter_durations.clear()
         # A column-wise walk records its outcomes as columns of rows (``FilterColumns``), made
         # into the per-node dict only if read; feasible_rows follows feasible.
-        walk = self._filter_walk(framework, state, pod, nodes, start, to_find)
+        walk = self._filter_walk(framework, state, pod, nodes, start, to_find, feasible.__len__)
         first = next(walk, None)
         pending: FilterColumns | None = None
         feasible_rows: list[int] = []
@@ -732,16 +753,19 @@ class ScheduleOne:
         nodes: Sequence[NodeInfo],
         start: int,
         to_find: int,
+        found: Callable[[], int],
     ) -> Iterator[tuple[list[NodeInfo], list[Status | None], list[int] | None]]:
         """The nodes from ``start`` on, round the list, in batches, each with the filters'
         verdicts on its nodes and the nodes' rows in the snapshot's columns (None when the
         walk is not column-wise).
 
         Upstream filters node after node (16 at a time) until it has found enough. Here the
-        nodes are filtered in growing batches, column-wise where plugins can
+        nodes are filtered in batches, column-wise where plugins can
         (``run_filter_plugins_on_rows``), and the nodes pods are nominated to one by one with
         those pods: the caller stops where upstream stops and forgets the nodes filtered past
-        that point, so the outcome is the same. Without columns, one node at a time.
+        that point, so the outcome is the same. Without columns, one node at a time. The
+        first batch is as many nodes as are wanted, the next ones by ``next_filter_batch``
+        from the feasible nodes ``found`` so far.
         """
         num_all = len(nodes)
         columns = self.snapshot.node_columns()
@@ -794,7 +818,7 @@ class ScheduleOne:
                     )
             yield batch_nodes, statuses, batch_rows
             done += size
-            batch *= 2
+            batch = next_filter_batch(batch, to_find, done, found())
 
     def _record_unevaluated(
         self,

@@ -40,7 +40,9 @@ from schedviz.scheduler.framework.types import (
     PodInfo,
 )
 from schedviz.scheduler.schedule_one import (
+    MIN_FILTER_BATCH,
     ScheduleResult,
+    next_filter_batch,
     num_feasible_nodes_to_find,
     select_host,
     select_host_of,
@@ -865,6 +867,46 @@ def test_num_feasible_nodes_to_find(
 ) -> None:
     percentage = global_percentage if profile_percentage is None else profile_percentage
     assert num_feasible_nodes_to_find(percentage, num_all_nodes) == want
+
+
+@pytest.mark.parametrize(
+    ("batch", "to_find", "done", "passed", "want"),
+    [
+        # One node of the first 500 rejected: one more node wanted, a small batch finds it.
+        (500, 500, 500, 499, MIN_FILTER_BATCH),
+        # Half the nodes pass: 250 wanted at that rate, a quarter more.
+        (500, 500, 500, 250, 625),
+        # None passed yet: twice the last batch.
+        (500, 500, 500, 0, 1000),
+        # Never more than twice the last batch.
+        (500, 500, 500, 1, 1000),
+    ],
+)
+def test_next_filter_batch_follows_the_pass_rate(
+    batch: int, to_find: int, done: int, passed: int, want: int
+) -> None:
+    assert next_filter_batch(batch, to_find, done, passed) == want
+
+
+def test_a_walk_with_rejected_nodes_stops_where_upstream_stops_in_a_small_second_batch() -> None:
+    names = [f"n{i:03}" for i in range(600)]
+    failing = {name: Code.Unschedulable for name in names[::7]}
+    fake = FakeFilter(failed_node_return_code_map=failing)
+    sched = new_scheduler(
+        {"filter": ["FakeFilter"], "score": [("EqualPrioritizerPlugin", 1)]},
+        nodes=nodes_named(*names),
+        plugins={"FakeFilter": fake},
+        percentage=50,
+    )
+    feasible, diagnosis = find_nodes_that_fit_pod(sched, _pod("p"))
+    passing = [name for name in names if name not in failing]
+    assert [n.name for n in feasible] == passing[:300]
+    last = names.index(passing[299])
+    assert sorted(name for name, _ in diagnosis.node_to_status.items()) == [
+        name for name in names[:last] if name in failing
+    ]
+    # The first batch (300 nodes) left 43 wanted: the second holds some 60 nodes, not 600.
+    assert fake.num_filter_called < 400
 
 
 def test_profile_percentage_of_nodes_to_score_wins_over_the_global_one() -> None:

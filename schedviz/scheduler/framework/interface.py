@@ -403,7 +403,9 @@ class RequestsFilterPlugin(FilterPlugin, Protocol):
     ``filter_requests_check`` reads the cycle state once and returns a function telling whether
     ``filter`` would pass a node with that allocatable, those requests and that many pods,
     exactly; preemption's dry run asks it instead of building a node per victim it tries to
-    keep.
+    keep. Such a plugin may also offer ``filter_requests_key(state, pod)``: a hashable value
+    equal for two cycles whose checks answer alike (None: cannot tell), read with ``getattr``;
+    the dry run then keeps its answers on an unchanged node from one attempt to the next.
     """
 
     def filter_requests_check(self, state: CycleState, pod: Pod) -> RequestsCheck: ...

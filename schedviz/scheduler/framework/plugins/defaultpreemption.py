@@ -30,12 +30,15 @@ Deliberately different:
   can, only the filters that read the node alone run, on the node as it is), and each reprieve
   adds and subtracts requests instead of copying, adding and filtering a node. Otherwise the dry
   run copies the node and the state and calls ``select_victims_on_node``, upstream's algorithm.
+  What it works out on a node is kept until the node changes, for the next preemptors of that
+  priority asking as much (with no pod nominated to the node and no PDB selecting pods): a
+  churn of alike preemptors visits mostly nodes it has seen.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from schedviz.kube.objects import PREEMPT_NEVER, Pod, PodDisruptionBudget
 from schedviz.scheduler.apis.config.types_pluginargs import DefaultPreemptionArgs
@@ -114,6 +117,8 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         self.evaluator = Evaluator(
             NAME, handle, self, enable_async_preemption=enable_async_preemption
         )
+        # What the dry run worked out on each node, by node name (see ``victims_selector``).
+        self._node_victims: dict[str, _NodeVictims] = {}
 
     def name(self) -> str:
         return NAME
@@ -270,6 +275,13 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         alone run (``Framework.node_only_filters``), on the node as it is. Each reprieve then
         only adds and subtracts requests: the filters that read the node alone passed on it,
         and pass on it with any pods.
+
+        What a node's pods give is kept from one dry run to the next while the node is
+        unchanged (its generation): the lower-priority pods and the requests left without
+        them; and, for the same requests check (``Framework.filters_by_requests_key``), whether
+        the preemptor fits once they are gone and the victims the reprieves leave, when no
+        pod is nominated to the node and no PDB selects any pod. The filters that read the
+        node alone still run every time: they read the preemptor.
         """
         if getattr(self.select_victims_on_node, "__func__", None) is not (
             DefaultPreemption.select_victims_on_node
@@ -292,59 +304,88 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         node_only: Callable[[CycleState, Pod, NodeInfo], Status | None] | None = (
             node_only_of(state) if node_only_of is not None else None
         )
+        # Kept between dry runs only with the default policy, whose answers read nothing but
+        # the node's pods (a replaced IsEligiblePod or MoreImportantPod may read anything).
+        memo = self._node_victims if any_eligible and more_important is more_important_pod else None
+        check_key_of = getattr(handle, "filters_by_requests_key", None)
+        check_key: Hashable | None = (
+            check_key_of(state, pod) if check_key_of is not None and memo is not None else None
+        )
 
         def select(
             node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
         ) -> tuple[list[Pod], int, Status | None]:
-            if any_eligible:
-                potential = [p for p in node_info.pods if p.pod.effective_priority < priority]
-            else:
-                potential = [p for p in node_info.pods if allowed(node_info, p, pod)]
+            name = node_info.name
+            generation = node_info.generation
+            kept = memo.get(name) if memo is not None else None
+            if kept is None or kept.generation != generation or kept.priority != priority:
+                if any_eligible:
+                    potential = [p for p in node_info.pods if p.pod.effective_priority < priority]
+                else:
+                    potential = [p for p in node_info.pods if allowed(node_info, p, pod)]
+                # The node without every lower-priority pod, as far as the requests filters
+                # read it.
+                without_requested = node_info.requested.clone()
+                for info in potential:
+                    without_requested.add(info.requests, -1)
+                kept = _NodeVictims(
+                    generation,
+                    priority,
+                    potential,
+                    without_requested,
+                    len(node_info.pods) - len(potential),
+                )
+                if memo is not None:
+                    memo[name] = kept
+            potential = kept.potential
             if not potential:
                 return [], 0, Status(Code.UnschedulableAndUnresolvable, (ERR_REASON_NO_VICTIMS,))
             # The pods run_filter_plugins_with_nominated_pods counts as running on the node.
             nominated = [
                 info
-                for info in handle.nominated_pods_for_node(node_info.name)
+                for info in handle.nominated_pods_for_node(name)
                 if info.pod.effective_priority >= priority and info.key != key
             ]
-            # The node without every lower-priority pod, as far as the requests filters read it.
-            allocatable = node_info.allocatable
-            requested = node_info.requested.clone()
-            for info in potential:
-                requested.add(info.requests, -1)
-            count = len(node_info.pods) - len(potential)
-            nominated_requests = Resource()
-            for info in nominated:
-                nominated_requests.add(info.requests)
-
-            def fits() -> bool:
-                if nominated:
-                    with_nominated = requested.clone()
-                    with_nominated.add(nominated_requests)
-                    if not passes(allocatable, with_nominated, count + len(nominated)):
-                        return False
-                return passes(allocatable, requested, count)
-
-            if node_only is not None and fits():
+            # Whether the answers kept for this check hold: they read nothing else.
+            keep = check_key is not None and not nominated and _selects_no_pod(pdbs)
+            known = keep and kept.check_key == check_key
+            if known:
+                fits_without = kept.fits_without
+            else:
+                fits_without = _fits_requests(
+                    passes, node_info.allocatable, kept.requested, kept.count, nominated
+                )
+            if node_only is not None and fits_without:
                 # The requests filters pass it, with the nominated pods and without: only the
                 # filters that read the node alone can reject it, whatever its pods.
                 status = node_only(state, pod, node_info)
             else:
                 without = node_info.without_pods(potential)
                 status = handle.run_filter_plugins_with_nominated_pods(state, pod, without)
+            if keep and not known:
+                kept.check_key = check_key
+                kept.fits_without = fits_without
+                kept.victims = None
             if not is_success(status):
                 return [], 0, status
+            if known and kept.victims is not None:
+                return list(kept.victims), 0, None
 
-            sort_by_importance(potential, more_important)
-            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+            # sort.Slice on a copy: Go's order of pods that compare alike depends on where
+            # they start, so the kept node order is sorted each time.
+            ordered = list(potential)
+            sort_by_importance(ordered, more_important)
+            violating, non_violating = filter_pods_with_pdb_violation(ordered, pdbs)
             victims: list[PodInfo] = []
             num_violating_victims = 0
+            requested = kept.requested.clone()
+            count = kept.count
+            allocatable = node_info.allocatable
             # Reprieve from the most important down, the PDB-violating pods first.
             for position, pod_info in enumerate((*violating, *non_violating)):
                 requested.add(pod_info.requests)
                 count += 1
-                if not fits():
+                if not _fits_requests(passes, allocatable, requested, count, nominated):
                     requested.add(pod_info.requests, -1)
                     count -= 1
                     victims.append(pod_info)
@@ -352,7 +393,11 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                         num_violating_victims += 1
             if violating and non_violating:
                 sort_by_importance(victims, more_important)
-            return [p.pod for p in victims], num_violating_victims, None
+            pods = [p.pod for p in victims]
+            if keep:
+                kept.victims = pods
+                return list(pods), num_violating_victims, None
+            return pods, num_violating_victims, None
 
         return select
 
@@ -360,6 +405,67 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return victim.pod.effective_priority < preemptor.effective_priority and (
             self.is_eligible_pod(node_info, victim, preemptor)
         )
+
+
+class _NodeVictims:
+    """What ``victims_selector`` worked out on one node at one generation, for preemptors of
+    one priority: the lower-priority pods in the node's order and the node's requests and pod
+    count without them; for one requests check (``check_key``), whether the preemptor fits
+    once they are gone and the victims (None: not worked out yet)."""
+
+    __slots__ = (
+        "check_key",
+        "count",
+        "fits_without",
+        "generation",
+        "potential",
+        "priority",
+        "requested",
+        "victims",
+    )
+
+    def __init__(
+        self,
+        generation: int,
+        priority: int,
+        potential: list[PodInfo],
+        requested: Resource,
+        count: int,
+    ) -> None:
+        self.generation = generation
+        self.priority = priority
+        self.potential = potential
+        self.requested = requested
+        self.count = count
+        self.check_key: Hashable | None = None
+        self.fits_without = False
+        self.victims: list[Pod] | None = None
+
+
+def _fits_requests(
+    passes: RequestsCheck,
+    allocatable: Resource,
+    requested: Resource,
+    count: int,
+    nominated: Sequence[PodInfo],
+) -> bool:
+    """Whether the requests filters pass a node with these requests and pods, counting the
+    nominated pods as running first (as ``run_filter_plugins_with_nominated_pods``), then
+    without them."""
+    if nominated:
+        with_nominated = requested.clone()
+        for info in nominated:
+            with_nominated.add(info.requests)
+        if not passes(allocatable, with_nominated, count + len(nominated)):
+            return False
+    return passes(allocatable, requested, count)
+
+
+def _selects_no_pod(pdbs: Sequence[PodDisruptionBudget]) -> bool:
+    """Whether no PDB can select a pod (so none is ever violating)."""
+    if isinstance(pdbs, PodDisruptionBudgets):
+        return not pdbs.by_namespace
+    return not pdbs
 
 
 def pod_terminating_by_preemption(pod: Pod) -> bool:

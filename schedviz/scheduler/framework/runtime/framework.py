@@ -16,7 +16,7 @@ preemption's dry run when the cycle's filters can be answered from a node's requ
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -631,18 +631,10 @@ class Framework:
         plugin the cycle runs has AddPod/RemovePod extensions (so adding or removing a pod
         leaves the cycle state as it is). The answer is then the requests plugins' answers.
         """
-        skip = state.skip_filter_plugins
-        for plugin in self.points["preFilter"]:
-            if plugin.name() not in skip and plugin.pre_filter_extensions() is not None:
-                return None
-        checks: list[fw.RequestsCheck] = []
-        for plugin in self.points["filter"]:
-            if plugin.name() in skip or getattr(plugin, "filter_reads_node_only", False) is True:
-                continue
-            check_of = getattr(plugin, "filter_requests_check", None)
-            if check_of is None:
-                return None
-            checks.append(check_of(state, pod))
+        plugins = self._requests_filters(state)
+        if plugins is None:
+            return None
+        checks = [plugin.filter_requests_check(state, pod) for plugin in plugins]
         if len(checks) == 1:
             return checks[0]
 
@@ -650,6 +642,39 @@ class Framework:
             return all(check(allocatable, requested, pods) for check in checks)
 
         return passes
+
+    def filters_by_requests_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """A value equal for two cycles whose ``filters_by_requests`` checks answer alike (the
+        requests plugins' ``filter_requests_key``, by plugin); None when there is no check or a
+        requests plugin does not say. Not in upstream (preemption's dry run keeps its answers
+        by it)."""
+        plugins = self._requests_filters(state)
+        if plugins is None:
+            return None
+        keys: list[tuple[str, Hashable]] = []
+        for plugin in plugins:
+            key_of = getattr(plugin, "filter_requests_key", None)
+            key = key_of(state, pod) if key_of is not None else None
+            if key is None:
+                return None
+            keys.append((plugin.name(), key))
+        return tuple(keys)
+
+    def _requests_filters(self, state: CycleState) -> list[fw.RequestsFilterPlugin] | None:
+        """The Filter plugins of the cycle that read the node's pods' requests and count (see
+        ``filters_by_requests``); None when one reads more or a PreFilter extension runs."""
+        skip = state.skip_filter_plugins
+        for plugin in self.points["preFilter"]:
+            if plugin.name() not in skip and plugin.pre_filter_extensions() is not None:
+                return None
+        plugins: list[fw.RequestsFilterPlugin] = []
+        for plugin in self.points["filter"]:
+            if plugin.name() in skip or getattr(plugin, "filter_reads_node_only", False) is True:
+                continue
+            if getattr(plugin, "filter_requests_check", None) is None:
+                return None
+            plugins.append(plugin)
+        return plugins
 
     def node_only_filters(
         self, state: CycleState

@@ -2064,3 +2064,47 @@ def test_pod_disruption_budgets_index_matchable_pdbs_by_namespace() -> None:
         "default": [0],
         "other": [2],
     }
+
+
+def test_victims_selector_keeps_a_nodes_answer_only_while_it_holds() -> None:
+    pods = [started(_on(name, LOW, "900m"), i) for i, name in enumerate("abcd", start=1)]
+    first = pod("p", HIGH, req={"cpu": "3"})
+    handle = ClusterHandle(pods, [node("node1", FOUR_CPU)], [first])
+    framework, plugin = build(handle, [TAINTS, FIT])
+    (node_info,) = handle.snapshot.list()
+
+    def both(preemptor: Pod) -> tuple[list[str], list[str]]:
+        state = pre_filtered(framework, preemptor)
+        quick = plugin.victims_selector(state, preemptor)
+        assert quick is not None
+        got = quick(node_info, [])
+        want = plugin.select_victims_on_node(state.clone(), preemptor, node_info.snapshot(), [])
+        assert got is not None and got[1:] == want[1:]
+        return [p.name for p in got[0]], [p.name for p in want[0]]
+
+    # a started first: it is reprieved.
+    assert both(first) == (["b", "c", "d"], ["b", "c", "d"])
+    # Another preemptor asking as much: the answer kept for the node.
+    assert both(pod("q", HIGH, req={"cpu": "3"})) == (["b", "c", "d"], ["b", "c", "d"])
+    # Asking less: worked out again.
+    assert both(pod("r", HIGH, req={"cpu": "2"})) == (["c", "d"], ["c", "d"])
+    # The node changed (a pod of equal priority to the preemptors came): worked out again.
+    node_info.add_pod(_on("e", HIGH, "500m"))
+    assert both(pod("s", HIGH, req={"cpu": "3"})) == (["a", "b", "c", "d"], ["a", "b", "c", "d"])
+    # A pod nominated to the node takes the room left: not the answer kept, no room at all.
+    handle.nominated = [
+        dataclasses.replace(pod("n", HIGH, req={"cpu": "1"}), nominated_node_name="node1")
+    ]
+    assert both(pod("t", HIGH, req={"cpu": "3"})) == ([], [])
+    handle.nominated = []
+    # A PDB that selects pods: the violations are counted afresh.
+    budget = [pdb({"app": "foo"}, 0)]
+    state = pre_filtered(framework, first)
+    quick = plugin.victims_selector(state, first)
+    assert quick is not None
+    labelled = [started(_on(n, LOW, "900m", app="foo"), i) for i, n in enumerate("wxyz", 1)]
+    other = NodeInfo(node("node2", FOUR_CPU), labelled)
+    got = quick(other, budget)
+    want = plugin.select_victims_on_node(state.clone(), first, other.snapshot(), budget)
+    assert ([p.name for p in got[0]], got[1]) == ([p.name for p in want[0]], want[1])
+    assert ([p.name for p in got[0]], got[1]) == (["x", "y", "z"], 3)

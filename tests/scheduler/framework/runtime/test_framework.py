@@ -902,6 +902,24 @@ def test_filters_by_requests_answers_as_the_filters_do_on_any_pods() -> None:
         assert want is (count <= 1)
 
 
+def test_filters_by_requests_key_tells_checks_that_answer_alike() -> None:
+    framework = requests_framework()
+
+    def key_of(requests: dict[str, str], name: str = "p") -> object:
+        pod = make_pod().name(name).req(requests).obj()
+        return framework.filters_by_requests_key(pre_filtered_state(framework, pod), pod)
+
+    two_cpus = key_of({"cpu": "2", "memory": "1Gi"})
+    assert two_cpus is not None
+    assert key_of({"cpu": "2", "memory": "1Gi"}, "q") == two_cpus
+    assert key_of({"cpu": "2", "memory": "2Gi"}) != two_cpus
+    assert key_of({"cpu": "2", "memory": "1Gi", "example.com/gpu": "1"}) != two_cpus
+    # No check, no key.
+    with_port = make_pod().name("p").host_port(8080).obj()
+    state = pre_filtered_state(framework, with_port)
+    assert framework.filters_by_requests_key(state, with_port) is None
+
+
 def test_filters_by_requests_declines_a_filter_that_reads_the_pods() -> None:
     framework = requests_framework()
     with_port = make_pod().name("p").host_port(8080).obj()

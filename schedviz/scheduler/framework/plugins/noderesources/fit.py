@@ -22,7 +22,7 @@ Deliberately different or left out:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -232,6 +232,22 @@ class Fit(
             )
 
         return check
+
+    def filter_requests_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """What ``filter_requests_check``'s answers depend on besides its arguments: the pod's
+        request (the ignored resources are this plugin's own, fixed). None when the cycle state
+        holds no request."""
+        try:
+            request = state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState).pod_request
+        except (KeyError, TypeError):
+            return None
+        return (
+            request.milli_cpu,
+            request.memory,
+            request.ephemeral_storage,
+            request.allowed_pod_number,
+            tuple(sorted(request.scalar_resources.items())),
+        )
 
     def filter_columns(
         self, state: CycleState, pod: Pod, columns: NodeColumns, rows: IntArray
