@@ -58,6 +58,7 @@ from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.backend.queue.persistence import QueueDataError
 from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
+from schedviz.scheduler.collector import scheduling_collector
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
@@ -341,32 +342,34 @@ def run_cluster(
     deadline = time.monotonic() + max_seconds if max_seconds is not None else None
     own_publisher = publisher is None
     publisher = publisher if publisher is not None else Publisher(cluster_id)
-    try:
-        failures, cycles_at_failure = 0, 0
-        while True:
-            try:
-                again = _tenure(cluster_id, result, publisher, deadline, max_cycles)
-            except DATABASE_ERRORS as error:
-                failures = 1 if result.cycles > cycles_at_failure else failures + 1
-                cycles_at_failure = result.cycles
-                if failures > DATABASE_RETRIES:
-                    raise
-                logger.warning(
-                    "cluster %s: the database connection failed (%s); starting over",
-                    cluster_id,
-                    error,
-                )
-                result.stopped = STOP_DATABASE
-                _drop_connection()
-                time.sleep(DATABASE_RETRY_SECONDS * failures)
-                continue
-            if not again:
-                return result
-    finally:
-        with contextlib.suppress(*DATABASE_ERRORS):
-            _limit_database_session(False)
-        if own_publisher:
-            publisher.close()
+    # A process that schedules runs its collector tuned for it (schedviz/scheduler/collector.py).
+    with scheduling_collector():
+        try:
+            failures, cycles_at_failure = 0, 0
+            while True:
+                try:
+                    again = _tenure(cluster_id, result, publisher, deadline, max_cycles)
+                except DATABASE_ERRORS as error:
+                    failures = 1 if result.cycles > cycles_at_failure else failures + 1
+                    cycles_at_failure = result.cycles
+                    if failures > DATABASE_RETRIES:
+                        raise
+                    logger.warning(
+                        "cluster %s: the database connection failed (%s); starting over",
+                        cluster_id,
+                        error,
+                    )
+                    result.stopped = STOP_DATABASE
+                    _drop_connection()
+                    time.sleep(DATABASE_RETRY_SECONDS * failures)
+                    continue
+                if not again:
+                    return result
+        finally:
+            with contextlib.suppress(*DATABASE_ERRORS):
+                _limit_database_session(False)
+            if own_publisher:
+                publisher.close()
 
 
 def _tenure(

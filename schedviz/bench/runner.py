@@ -16,20 +16,17 @@ duration). During the measured phase the scheduler's clock follows the wall cloc
 and the queue's flushes take real time as they do upstream, except that when the scheduler has
 nothing to do the clock jumps to its next wake-up instead of sleeping. Churn pods
 (PreemptionAsync, Unschedulable) are created every 200 ms of wall time, as upstream's churn op.
-The engine runs with the garbage collector's youngest generation collected less often
-(``collector_for_the_engine``), as a long-running scheduler process would be tuned.
+The engine runs with the garbage collector tuned as every scheduling process of schedviz runs
+it (schedviz/scheduler/collector.py: the youngest generation collected less often).
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import resource
 import statistics
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +34,7 @@ from schedviz.bench.workloads import WORKLOADS, Workload
 from schedviz.kube.load import Manifests
 from schedviz.kube.objects import Pod
 from schedviz.scheduler import trace_codec
+from schedviz.scheduler.collector import scheduling_collector
 from schedviz.scheduler.simulator import Simulation, new_simulation
 from schedviz.scheduler.store import ADDED, DELETED, MODIFIED
 from schedviz.scheduler.trace import CycleTrace
@@ -159,28 +157,8 @@ def simulation_with_init_pods(workload: Workload, *, seed: int = 0) -> Simulatio
     return simulation
 
 
-# The collector's first threshold during an engine run (CPython's default is 700).
-GC_THRESHOLD0 = 50_000
-
-
-@contextmanager
-def collector_for_the_engine() -> Iterator[None]:
-    """The cyclic garbage collector's youngest generation collected every ``GC_THRESHOLD0``
-    allocations rather than every 700. A cycle allocates thousands of short-lived objects
-    (statuses, lists, trace records) and few cycles of references: at 700 the collector ran
-    hundreds of times per thousand pods and promoted live objects into older generations,
-    whose collections walk the whole cluster (a full one took 0.4 s at 5000 nodes and 25000
-    pods). Restored afterwards."""
-    previous = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD0, *previous[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
-
-
 def run_engine(workload: Workload, *, seed: int = 0, threshold: int | None = None) -> BenchResult:
-    with collector_for_the_engine():
+    with scheduling_collector():
         return _run_engine(workload, seed=seed, threshold=threshold)
 
 

@@ -23,6 +23,7 @@ from schedviz.kube.errors import ManifestError
 from schedviz.kube.load import load_files
 from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.validation import ConfigError
+from schedviz.scheduler.collector import scheduling_collector
 from schedviz.scheduler.extender import ExtenderConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
 from schedviz.scheduler.simulator import (
@@ -74,7 +75,8 @@ class Command(BaseCommand):
             sys.stderr.write(f"{manifests.skipped_notice}\n")
         for warning in manifests.name_warnings:
             sys.stderr.write(f"warning: {warning} (a v1.34 API server refuses this name)\n")
-        simulation.run(options["max_cycles"])
+        with scheduling_collector():
+            simulation.run(options["max_cycles"])
         outcome = simulation.outcome()
         if outcome:
             sys.stderr.write(f"{outcome}\n")
