@@ -83,7 +83,7 @@ class Command(BaseCommand):
         if options["output"] == "json":
             self._write_json(simulation.log)
         else:
-            self.stdout.write(render_table(simulation.traces, simulation.store.pods()))
+            self.stdout.write(render_table(simulation.log, simulation.store.pods()))
 
     def _write_json(self, traces: EncodedTraceLog | TraceLog) -> None:
         """The trace document with one cycle per line, each decoded and converted only when
