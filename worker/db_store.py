@@ -293,9 +293,6 @@ class DatabaseStore(ClusterStore):
         for change_id, manifest in _manifests(list(needed)):
             needed[change_id].manifest = manifest
 
-    def has_new_changes(self) -> bool:
-        return Change.objects.filter(cluster=self.cluster, id__gt=self.last_change_id).exists()
-
     def _late_rows(self, now: float) -> list[_ChangeRow]:
         while self._reads and self._reads[0][0] < now - LATE_COMMIT_SECONDS:
             self._reads.popleft()

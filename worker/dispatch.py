@@ -23,7 +23,6 @@ from django.db import connection
 from django.utils import timezone
 
 from schedviz.cluster import selectors
-from schedviz.cluster.models import Change
 from worker import runner
 from worker.publish import Publisher
 
@@ -164,9 +163,12 @@ def _run_in_thread(cluster_id: int, loop: asyncio.AbstractEventLoop | None) -> N
 
 def _go_again(cluster_id: int, result: runner.RunResult) -> bool:
     """Whether a request came while the thread ran that its run may not have seen: an idle
-    runner has seen every change up to its last look, so only a later one counts."""
+    runner has seen every change up to its last look, so only a later one counts, or a step
+    it did not take."""
     if cluster_id not in _again:
         return False
     if result.stopped != runner.STOP_IDLE:
         return True
-    return Change.objects.filter(cluster_id=cluster_id, id__gt=result.last_change_id).exists()
+    return selectors.runner_work_waiting(
+        cluster_id=cluster_id, after_change_id=result.last_change_id
+    )

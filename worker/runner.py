@@ -411,10 +411,14 @@ def _tenure(
                 publisher.status("idle", stopped=result.stopped, **extra)
     # A lost lease may have expired without anyone taking it: take it again (a fresh list)
     # unless another runner holds it now. A change committed while this runner was stopping
-    # started no runner (the lease was still held): go round again rather than leave it
-    # unscheduled.
+    # started no runner (the lease was still held), nor did a step or a step into asked for then:
+    # go round again rather than leave it undone.
     again = result.stopped in (STOP_RESTART, STOP_LEASE_LOST) or (
-        result.stopped == STOP_IDLE and session is not None and session.store.has_new_changes()
+        result.stopped == STOP_IDLE
+        and session is not None
+        and selectors.runner_work_waiting(
+            cluster_id=cluster_id, after_change_id=session.store.last_change_id
+        )
     )
     # The session's informer cache and scheduler, unfrozen as it ended, are garbage now, much of
     # it in reference cycles (the scheduler and its plugins, the store and its handlers) that

@@ -294,6 +294,19 @@ def lease_held(*, cluster_id: int) -> bool:
     return lease is not None and bool(lease.holder) and not lease_expired(lease, timezone.now())
 
 
+def runner_work_waiting(*, cluster_id: int, after_change_id: int) -> bool:
+    """Whether a runner that stops now leaves work behind: a change after the last it applied,
+    a step of the paused cluster or a step into the debugger it has not taken. A runner reads
+    steps and debug requests only every so often, so one asked for while it was stopping (its
+    lease still held: no new runner was started for it) is found here or nowhere."""
+    return (
+        Change.objects.filter(cluster_id=cluster_id, id__gt=after_change_id).exists()
+        or Cluster.objects.filter(pk=cluster_id, run_state=Cluster.RunState.PAUSED)
+        .filter(Q(pending_steps__gt=0) | Q(debug_session__state=DebugSession.State.REQUESTED))
+        .exists()
+    )
+
+
 RUNNER_RUNNING, RUNNER_IDLE, RUNNER_OFFLINE = "running", "idle", "offline"
 
 

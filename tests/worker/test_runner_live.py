@@ -153,6 +153,28 @@ def test_paused_it_runs_only_the_steps_asked_for(settings: Any) -> None:
     assert cluster.pending_steps == 0
 
 
+def test_a_step_asked_for_while_the_runner_stops_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The runner reads steps only every CONTROL_INTERVAL, and no runner is started for a step
+    # while its lease is held: one asked for as it gives the lease up is its to take.
+    cluster = live_cluster(1, 3, run_state=Cluster.RunState.PAUSED)
+    release = runner.lease_release
+    asked: list[int] = []
+
+    def step_then_release(*, cluster_id: int, holder: str) -> None:
+        if not asked:
+            asked.append(cluster_id)
+            services.cluster_step(cluster=cluster)
+        release(cluster_id=cluster_id, holder=holder)
+
+    monkeypatch.setattr(runner, "lease_release", step_then_release)
+    result = run_cluster(cluster.pk)
+    assert asked and result.stopped == STOP_IDLE
+    assert result.cycles == 1
+    assert sorted(n for n in bound(cluster).values() if n) == ["node-0"]
+    cluster.refresh_from_db()
+    assert cluster.pending_steps == 0
+
+
 def test_pause_step_and_resume_reach_a_running_runner(
     settings: Any, threads: list[RunnerThread]
 ) -> None:
