@@ -15,6 +15,7 @@ from django.db import transaction
 from schedviz.cluster import validation
 from schedviz.cluster.models import (
     KIND_MODELS,
+    WORKLOAD_KINDS,
     Change,
     Cluster,
     KubeResource,
@@ -326,6 +327,8 @@ def _with_controlled(cluster: Cluster, objects: Sequence[KubeObject]) -> list[Ku
     """The objects and, after them, what the workload controllers create for the workloads
     among them; a generated pod name that is taken is drawn again, as the API server retries
     (``GENERATE_NAME_ATTEMPTS``)."""
+    if not any(kind_of(o) in WORKLOAD_KINDS for o in objects):
+        return list(objects)  # no controller creates anything: nothing to read
     limit = settings.SCHEDVIZ_MAX_PODS_PER_CLUSTER
     too_many = [
         f"{kind_of(o)} {go_quote(o.name)}: {field}: Invalid value: {count}: more pods than "

@@ -8,7 +8,7 @@ import copy
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db import models
+from django.db import connection, models
 
 from schedviz.cluster.models import (
     KIND_MODELS,
@@ -201,5 +201,9 @@ def _manifest_errors(error: ManifestError) -> list[str]:
 
 
 def _lock(cluster: Cluster) -> None:
-    """Serializes writers of one cluster (a no-op on SQLite, which serializes all writers)."""
+    """Serializes writers of one cluster. Not on SQLite, which serializes all writers (its
+    transactions begin IMMEDIATE, settings.DATABASES) and has no row locks: the query would
+    only hold its write lock longer."""
+    if not connection.features.has_select_for_update:
+        return
     list(Cluster.objects.select_for_update().filter(id=cluster.id).values_list("id", flat=True))
