@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from django.db import connection
+from django.db import connection, connections
 from test_distributed import _test_database_url
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
@@ -266,9 +266,23 @@ def report(line: str) -> None:
     sys.stdout.write(f"\n[measured] {line}\n")
 
 
+async def in_thread(function: Any, *args: Any) -> Any:
+    """``function(*args)`` in a thread of the loop's executor, whose database connection is
+    closed after it: left open, those threads' sessions outlive the test and keep its database
+    from being dropped ("being accessed by 2 other sessions")."""
+
+    def call() -> Any:
+        try:
+            return function(*args)
+        finally:
+            connections.close_all()
+
+    return await asyncio.to_thread(call)
+
+
 async def until(condition: Any, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
-    while not await asyncio.to_thread(condition):
+    while not await in_thread(condition):
         if time.monotonic() > deadline:
             return False
         await asyncio.sleep(0.2)
@@ -282,9 +296,9 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
     deployed.start_web()  # migrates first, as the compose command does
     for _ in range(2):
         deployed.start_worker()
-    token = await asyncio.to_thread(api_token, deployed.env)
+    token = await in_thread(api_token, deployed.env)
     cluster = (
-        await asyncio.to_thread(
+        await in_thread(
             request,
             deployed.url + "/api/clusters",
             token,
@@ -293,14 +307,14 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
             "application/json",
         )
     )["id"]
-    await asyncio.to_thread(
+    await in_thread(
         lambda: Lease.objects.update_or_create(
             cluster_id=cluster, defaults={"duration_seconds": LEASE_SECONDS}
         )
     )
     apply_url = deployed.url + f"/api/clusters/{cluster}/apply"
     nodes = "\n---\n".join(NODE % {"i": i, "pods": PODS_PER_NODE} for i in range(NODES))
-    await asyncio.to_thread(request, apply_url, token, "POST", nodes, "application/yaml")
+    await in_thread(request, apply_url, token, "POST", nodes, "application/yaml")
 
     ws_url = deployed.url.replace("http://", "ws://") + f"/ws/clusters/{cluster}/?format=json"
     watchers = [Watcher(n) for n in range(CLIENTS)]
@@ -312,7 +326,7 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
         nonlocal created
         body = "\n---\n".join(POD % {"i": i} for i in range(created, created + count))
         created += count
-        await asyncio.to_thread(request, apply_url, token, "POST", body, "application/yaml")
+        await in_thread(request, apply_url, token, "POST", body, "application/yaml")
 
     async def stream(seconds: float) -> None:
         started = time.monotonic()
@@ -334,9 +348,9 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
         are bound again by another process."""
         await create(BURST)  # work for a runner, which holds the lease meanwhile
         assert await until(lambda: holder_pid(cluster) is not None, 60), "no runner"
-        pid = await asyncio.to_thread(holder_pid, cluster)
+        pid = await in_thread(holder_pid, cluster)
         assert pid is not None
-        before = await asyncio.to_thread(bound)
+        before = await in_thread(bound)
         at = time.monotonic()
         act(pid)
         await create(20)
@@ -377,7 +391,7 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
         assert await until(lambda: bound() == created, SETTLE_SECONDS), (
             f"{created - bound()} pods left unbound"
         )
-        stored = await asyncio.to_thread(
+        stored = await in_thread(
             lambda: set(Cycle.objects.filter(cluster_id=cluster).values_list("number", flat=True))
         )
         newest = max(stored)
@@ -396,9 +410,9 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
-    counted = await asyncio.to_thread(binds)
+    counted = await in_thread(binds)
     assert len(counted) == created and set(counted.values()) == {1}
-    placed = await asyncio.to_thread(
+    placed = await in_thread(
         lambda: list(Pod.objects.filter(cluster_id=cluster).values_list("node_name", flat=True))
     )
     per_node = {node: placed.count(node) for node in set(placed)}
