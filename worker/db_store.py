@@ -401,12 +401,27 @@ class DatabaseStore(ClusterStore):
             try:
                 if pods:
                     self._bind_rows = services.pods_for_bind(
-                        cluster=self.cluster, keys={(pod.namespace, pod.name) for pod in pods}
+                        cluster=self.cluster,
+                        keys={(pod.namespace, pod.name) for pod in pods},
+                        known=self._known_manifests(pods),
                     )
                 yield
             finally:
                 self._grouped = False
                 self._bind_rows = {}
+
+    def _known_manifests(
+        self, pods: Sequence[Pod]
+    ) -> dict[tuple[str, str], tuple[int, dict[str, Any]]]:
+        """The cached pods' manifests, with the change they came from: the pod's row at that
+        resourceVersion stores the same, so a bind need not decode it again."""
+        known = {}
+        for pod in pods:
+            ref = ("Pod", object_key("Pod", pod.namespace, pod.name))
+            cached, version = self.get(*ref), self._versions.get(ref)
+            if isinstance(cached, Pod) and cached.manifest and version is not None:
+                known[(pod.namespace, pod.name)] = (version, cached.manifest)
+        return known
 
     def apply(self, obj: KubeObject) -> None:
         with self.write():

@@ -510,6 +510,23 @@ def test_pods_for_bind_reads_the_rows_of_several_namespaces_at_once(cluster: Clu
     assert rows[("other", "p3")].resource_version > 0
 
 
+def test_pods_for_bind_takes_a_known_manifest_only_at_the_rows_version(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=docs(pod("p1"), pod("p2")))
+    stored = dict(Pod.objects.filter(cluster=cluster).values_list("name", "resource_version"))
+    held = {"held": True}
+    rows = services.pods_for_bind(
+        cluster=cluster,
+        keys=[("default", "p1"), ("default", "p2")],
+        known={
+            ("default", "p1"): (stored["p1"], held),
+            ("default", "p2"): (stored["p2"] - 1, held),
+        },
+    )
+    assert rows[("default", "p1")].manifest is held
+    # Held at another version: the row's own manifest.
+    assert rows[("default", "p2")].manifest == Pod.objects.get(cluster=cluster, name="p2").manifest
+
+
 def test_bind_of_a_missing_pod_or_node(cluster: Cluster) -> None:
     services.manifests_apply(cluster=cluster, text=pod("p1"))
     with pytest.raises(ObjectNotFound, match='pods "ghost" not found'):

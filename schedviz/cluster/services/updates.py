@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -185,20 +185,40 @@ class BindRow:
 
 
 def pods_for_bind(
-    *, cluster: Cluster, keys: Collection[tuple[str, str]]
+    *,
+    cluster: Cluster,
+    keys: Collection[tuple[str, str]],
+    known: Mapping[tuple[str, str], tuple[int, dict[str, Any]]] | None = None,
 ) -> dict[tuple[str, str], BindRow]:
     """The rows of pods about to be bound, by (namespace, name), read in one query: a group of
-    binds reads them once, in its transaction, and gives each to ``pod_bind`` (``row``)."""
+    binds reads them once, in its transaction, and gives each to ``pod_bind`` (``row``).
+
+    ``known``: manifests the caller holds already, by key, with the resourceVersion they are
+    the manifest of (a runner's informer cache: the Change row it followed stores the same
+    manifest as the pod's row at that version). A row still at that version takes it rather
+    than decoding its own; the others' manifests are read in a second query."""
+    known = known or {}
     by_namespace: dict[str, list[str]] = {}
     for namespace, name in keys:
         by_namespace.setdefault(namespace, []).append(name)
     rows: dict[tuple[str, str], BindRow] = {}
+    unknown: dict[int, BindRow] = {}
+    fields = [name for name in BindRow.FIELDS if name != "manifest"]
     for namespace, names in by_namespace.items():
         for values in PodRow.objects.filter(
             cluster=cluster, namespace=namespace, name__in=names
-        ).values_list(*BindRow.FIELDS):
-            row = BindRow(*values)
-            rows[(row.namespace, row.name)] = row
+        ).values_list(*fields):
+            read = dict(zip(fields, values, strict=True))
+            key = (read["namespace"], read["name"])
+            hit = known.get(key)
+            if hit is not None and hit[0] == read["resource_version"]:
+                row = BindRow(**read, manifest=hit[1])
+            else:
+                row = unknown[read["id"]] = BindRow(**read, manifest={})
+            rows[key] = row
+    if unknown:
+        for pk, manifest in PodRow.objects.filter(id__in=unknown).values_list("id", "manifest"):
+            unknown[pk].manifest = manifest
     return rows
 
 
