@@ -89,7 +89,7 @@ DATABASES = {
     "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)
     if DATABASE_URL
     else {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": "schedviz.sqlite",
         "NAME": VAR_DIR / "db.sqlite3",
         # The runner thread and the web requests write the same file. IMMEDIATE takes the write
         # lock when a transaction begins, so a writer waits out the busy timeout instead of
