@@ -92,9 +92,10 @@ DATABASES = {
         "ENGINE": "schedviz.sqlite",
         "NAME": VAR_DIR / "db.sqlite3",
         # The runner thread and the web requests write the same file. IMMEDIATE takes the write
-        # lock when a transaction begins, so a writer waits out the busy timeout instead of
-        # failing at once with "database is locked" when it upgrades a read lock; WAL lets
-        # readers go on while one writes.
+        # lock when a transaction begins, so a writer waits (up to the timeout) instead of
+        # failing at once with "database is locked" when it upgrades a read lock; this process's
+        # writers wait their turn on a lock of the backend (schedviz/sqlite), other processes'
+        # in SQLite's busy handler. WAL lets readers go on while one writes.
         "OPTIONS": {
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
