@@ -34,7 +34,7 @@ from schedviz.scheduler.apis.config.v1 import (
 )
 from schedviz.scheduler.apis.config.validation import ConfigError
 from schedviz.scheduler.framework.runtime.framework import EXTENSION_POINTS, FrameworkError
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 from webui import access
 from webui.forms import too_large
 from webui.limits import limit_page_writes

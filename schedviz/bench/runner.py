@@ -35,9 +35,9 @@ from schedviz.kube.load import Manifests
 from schedviz.kube.objects import Pod
 from schedviz.scheduler import trace_codec
 from schedviz.scheduler.collector import scheduling_collector
-from schedviz.scheduler.simulator import Simulation, new_simulation
 from schedviz.scheduler.store import ADDED, DELETED, MODIFIED
 from schedviz.scheduler.trace import CycleTrace
+from schedviz.simulation.simulator import Simulation, new_simulation
 
 # One trace in this many is converted to the documented JSON, after the phase, for its size.
 JSON_SAMPLE_EVERY = 100

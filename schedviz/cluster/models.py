@@ -276,7 +276,7 @@ KIND_MODELS: dict[str, type[KubeResource]] = {
     "DaemonSet": DaemonSet,
     "Job": Job,
 }
-# The kinds whose controllers create pods (schedviz.kube.controllers.workloads).
+# The kinds whose controllers create pods (schedviz.controllers.workloads).
 WORKLOAD_KINDS = (
     "Deployment",
     "ReplicaSet",

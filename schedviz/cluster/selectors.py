@@ -38,7 +38,7 @@ from schedviz.cluster.services import (
     scheduler_config_document,
 )
 from schedviz.cluster.services.workloads import controller_uid
-from schedviz.kube.controllers.workloads import job_active_count
+from schedviz.controllers.workloads import job_active_count
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import go_quote
 from schedviz.kube.objects import POD_FAILED, POD_SUCCEEDED, RESOURCE_PODS, DaemonSet, Job, Workload

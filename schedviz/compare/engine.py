@@ -1,7 +1,7 @@
 """One variant of a comparison: the workload scheduled in virtual time by one configuration.
 
 No upstream file: this drives the engine of ``manage.py simulate``
-(``schedviz.scheduler.simulator``) with full traces on, in chunks of cycles so that progress can
+(``schedviz.simulation.simulator``) with full traces on, in chunks of cycles so that progress can
 be reported, and boils the traces down to what the comparison needs (``results.py``): where
 each pod landed, each score plugin's weighted score on the chosen node, how often it was tried,
 and every node's requested and allocatable cpu, memory and pods at the end. No Django import.
@@ -36,8 +36,8 @@ from schedviz.kube.resources import pod_requests, to_int
 from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import decode_configuration
-from schedviz.scheduler.simulator import new_simulation
 from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
+from schedviz.simulation.simulator import new_simulation
 
 RESOURCES = (RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS)
 # Cycles run between two looks at the clock for a progress report.

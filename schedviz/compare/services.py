@@ -37,7 +37,7 @@ from schedviz.kube.objects import Node, Pod
 from schedviz.outoftree.registry import new_registry
 from schedviz.scheduler.apis.config.v1 import ConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 MIN_VARIANTS = 2
 MAX_VARIANTS = 8

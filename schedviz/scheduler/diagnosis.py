@@ -27,7 +27,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from schedviz.kube.load import Manifests
 from schedviz.kube.nodeaffinity import NodeSelectorMatcher
 from schedviz.kube.objects import (
     POD_FAILED,
@@ -373,10 +372,16 @@ def profile_events(
 ) -> dict[str, list[ClusterEvent]]:
     """The registered events of a profile's plugins, with the framework built as the scheduler
     builds it ({} for a profile the configuration does not have)."""
-    from schedviz.scheduler.simulator import new_simulation
+    from schedviz.scheduler.clock import VirtualClock
+    from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
+    from schedviz.scheduler.scheduler import Scheduler
+    from schedviz.scheduler.store import ClusterStore
 
-    simulation = new_simulation(Manifests(), config=config, capture_queue=False)
-    framework = simulation.scheduler.profiles.get(profile)
+    clock = VirtualClock()
+    scheduler = Scheduler(
+        config, new_in_tree_registry(), ClusterStore([], now=clock.now), clock, capture_queue=False
+    )
+    framework = scheduler.profiles.get(profile)
     return registered_events(framework) if framework is not None else {}
 
 

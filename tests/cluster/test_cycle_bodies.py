@@ -16,8 +16,8 @@ from schedviz.demo import DEMO_CLUSTER
 from schedviz.kube.load import load_manifests
 from schedviz.scheduler import trace_codec
 from schedviz.scheduler.framework.interface import Code, Status
-from schedviz.scheduler.simulator import new_simulation
 from schedviz.scheduler.trace import RESULT_SCHEDULED, CycleTrace, PointRecord
+from schedviz.simulation.simulator import new_simulation
 
 pytestmark = pytest.mark.django_db
 

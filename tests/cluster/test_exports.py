@@ -13,7 +13,7 @@ from django.test import Client
 from schedviz.cluster import exports, lessons, selectors, services
 from schedviz.cluster.models import Cluster, Cycle, Event, Node, Pod
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 pytestmark = pytest.mark.django_db
 

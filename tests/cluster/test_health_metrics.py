@@ -17,7 +17,7 @@ from django.utils import timezone
 from schedviz.cluster import health, metrics, services
 from schedviz.cluster.models import Cluster, Cycle, Lease, PendingPods
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 from worker.runner import run_cluster
 
 NODE = """

@@ -7,7 +7,7 @@ from typing import Any
 
 from schedviz.compare import engine
 from schedviz.kube.load import load_files, load_manifests
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 LESSONS = Path(__file__).resolve().parents[2] / "schedviz" / "lessons"
 

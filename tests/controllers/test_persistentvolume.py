@@ -13,8 +13,8 @@ import pytest
 from schedviz.controllers.persistentvolume import start_persistent_volume_controller
 from schedviz.kube.load import load_manifests
 from schedviz.kube.objects import PersistentVolume, PersistentVolumeClaim
-from schedviz.scheduler.simulator import new_simulation
 from schedviz.scheduler.store import ClusterStore
+from schedviz.simulation.simulator import new_simulation
 
 
 def pv(name: str, size: str, **spec: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from schedviz.cluster import lessons
 from schedviz.cluster.lessons import LessonInfo, LessonStep, claims_problems, lesson_get
 from schedviz.cluster.models import Cycle, Node, Pod
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import Simulation, new_simulation
+from schedviz.simulation.simulator import Simulation, new_simulation
 from worker.runner import run_cluster
 
 SLUGS = [info.slug for info in lessons.lesson_list()]

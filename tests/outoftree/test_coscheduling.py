@@ -40,10 +40,10 @@ from schedviz.scheduler.framework.types import (
     QueuedPodInfo,
 )
 from schedviz.scheduler.scheduler import RETRIES_AT_ONE_INSTANT
-from schedviz.scheduler.simulator import Simulation, new_simulation
 from schedviz.scheduler.testing.framework_helpers import FakeHandle
 from schedviz.scheduler.testing.wrappers import make_node, make_pod, resource_list
 from schedviz.scheduler.trace import RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, CycleTrace
+from schedviz.simulation.simulator import Simulation, new_simulation
 
 SCHEDULE_TIMEOUT = 10.0
 NOW = 1_700_000_000.0

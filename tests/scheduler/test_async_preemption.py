@@ -7,7 +7,7 @@ instead of requeueing itself for ever at one virtual instant (the oracle's livel
 from __future__ import annotations
 
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 LIVELOCK = """
 apiVersion: scheduling.k8s.io/v1

@@ -10,7 +10,7 @@ from test_diagnosis import node, pod, simulate
 
 from schedviz.kube.load import load_manifests
 from schedviz.scheduler.attempts import AttemptMismatch, diff_attempts, queue_facts
-from schedviz.scheduler.simulator import Simulation, admitted_objects
+from schedviz.simulation.simulator import Simulation, admitted_objects
 
 
 def apply(simulation: Simulation, *documents: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from schedviz.kube.load import load_manifests
 from schedviz.scheduler.debugger import END, EXPLANATIONS, POINTS, Stop
-from schedviz.scheduler.simulator import Simulation, new_simulation
+from schedviz.simulation.simulator import Simulation, new_simulation
 
 NODE = """
 apiVersion: v1

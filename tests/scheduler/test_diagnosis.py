@@ -18,7 +18,7 @@ from schedviz.scheduler.diagnosis import (
     format_amount,
     registered_events,
 )
-from schedviz.scheduler.simulator import Simulation, new_simulation
+from schedviz.simulation.simulator import Simulation, new_simulation
 
 KINDS = ("Node", "Pod", "Namespace", "PersistentVolume", "PersistentVolumeClaim", "StorageClass")
 

@@ -26,7 +26,7 @@ from schedviz.scheduler.framework.plugins.interpodaffinity import filtering as i
 from schedviz.scheduler.framework.plugins.interpodaffinity import plugin as ipa_plugin
 from schedviz.scheduler.framework.plugins.interpodaffinity import scoring as ipa_scoring
 from schedviz.scheduler.framework.types import PodInfo
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 _VARYING = ("durationMs", "wallTime")
 

@@ -18,7 +18,7 @@ from schedviz.scheduler.prediction import (
     reveal,
     score_rows,
 )
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 
 def _node(name: str, cpu: str = "4", taints: list[dict[str, str]] | None = None) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from schedviz.kube.load import load_manifests
 from schedviz.kube.objects import Pod
-from schedviz.scheduler.simulator import Simulation, new_simulation
 from schedviz.scheduler.store import MODIFIED
+from schedviz.simulation.simulator import Simulation, new_simulation
 
 MI = 1024 * 1024
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 FILTER_ONLY = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -69,7 +69,7 @@ def test_without_scoring_the_walk_stops_at_one_feasible_node_but_the_trace_has_e
 
 def test_filter_records_carry_each_plugins_own_time_not_a_share_of_the_phase() -> None:
     from schedviz.kube.load import load_manifests
-    from schedviz.scheduler.simulator import new_simulation
+    from schedviz.simulation.simulator import new_simulation
 
     nodes = "\n---\n".join(
         f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n"

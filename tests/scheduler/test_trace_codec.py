@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from schedviz.kube.load import load_manifests
 from schedviz.scheduler import trace_codec
 from schedviz.scheduler.framework.interface import Code, Status
-from schedviz.scheduler.simulator import new_simulation
 from schedviz.scheduler.trace import (
     RESULT_ERROR,
     RESULT_SCHEDULED,
@@ -30,6 +29,7 @@ from schedviz.scheduler.trace import (
     PointRecord,
     QueueEntries,
 )
+from schedviz.simulation.simulator import new_simulation
 
 ROOT = Path(__file__).resolve().parents[2]
 FIDELITY_CASES = sorted((ROOT / "tests" / "fidelity" / "cases").glob("*/*.yaml"))

@@ -1,9 +1,9 @@
 from collections.abc import Iterator
 
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import new_simulation
 from schedviz.scheduler.trace import CycleTrace
 from schedviz.scheduler.trace_table import render_table
+from schedviz.simulation.simulator import new_simulation
 
 CLUSTER = """
 apiVersion: v1

@@ -9,7 +9,7 @@ import pytest
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, Event, Lease, Pod
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 from worker.publish import Publisher
 from worker.runner import STOP_IDLE, run_cluster
 

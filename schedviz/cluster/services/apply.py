@@ -45,8 +45,8 @@ from schedviz.cluster.services.workloads import (
     created_for_workloads,
     pods_to_delete,
 )
+from schedviz.controllers.workloads import job_active_count
 from schedviz.kube.admission import admit_pods, admit_priority_classes
-from schedviz.kube.controllers.workloads import job_active_count
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import (
     DocumentError,
@@ -75,7 +75,7 @@ from schedviz.kube.objects import (
 from schedviz.scheduler.apis.config.v1 import ConfigError, decode_configuration
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Workloads in the live cluster: what their controllers create when one is applied, scaled or
 deleted, written in the same transaction as the request, each object with its Change row.
 
-The pods come from ``schedviz.kube.controllers.workloads``, as ``manage.py simulate`` makes
+The pods come from ``schedviz.controllers.workloads``, as ``manage.py simulate`` makes
 them. A workload's pods are those whose controller ownerReference carries its uid
 (upstream's controllers adopt by selector too; here only what a controller made is its own).
 Scaling down deletes pods in the order of pkg/controller/replicaset ``getPodsToDelete``
@@ -23,7 +23,7 @@ from schedviz.cluster.models import KIND_MODELS, WORKLOAD_KINDS, Cluster, KubeRe
 from schedviz.cluster.models import Node as NodeRow
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.cluster.services.stored import _manager, kind_of
-from schedviz.kube.controllers.workloads import (
+from schedviz.controllers.workloads import (
     DESIRED_REPLICAS_ANNOTATION,
     daemon_set_pods,
     job_pods,

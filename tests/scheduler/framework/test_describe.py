@@ -11,8 +11,8 @@ from schedviz.scheduler.debugger import END, Stop
 from schedviz.scheduler.framework.cycle_state import CycleState, StateData
 from schedviz.scheduler.framework.describe import StateEntry, describe_state, split_key
 from schedviz.scheduler.framework.plugins import volumerestrictions, volumezone
-from schedviz.scheduler.simulator import new_simulation
 from schedviz.scheduler.testing.wrappers import make_pod
+from schedviz.simulation.simulator import new_simulation
 
 NODES = """
 apiVersion: v1

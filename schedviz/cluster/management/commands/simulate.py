@@ -26,14 +26,14 @@ from schedviz.scheduler.apis.config.validation import ConfigError
 from schedviz.scheduler.collector import scheduling_collector
 from schedviz.scheduler.extender import ExtenderConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
-from schedviz.scheduler.simulator import (
+from schedviz.scheduler.trace import SCHEMA_VERSION
+from schedviz.scheduler.trace_table import render_table
+from schedviz.simulation.simulator import (
     EncodedTraceLog,
     SimulationInputError,
     TraceLog,
     new_simulation,
 )
-from schedviz.scheduler.trace import SCHEMA_VERSION
-from schedviz.scheduler.trace_table import render_table
 
 
 class Command(BaseCommand):

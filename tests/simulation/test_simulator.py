@@ -1,10 +1,10 @@
-"""The engine alone (schedviz/scheduler/simulator.py): the traces kept encoded read back as the
+"""The engine alone (schedviz/simulation/simulator.py): the traces kept encoded read back as the
 objects, and the line that says why a run stopped."""
 
 from __future__ import annotations
 
 from schedviz.kube.load import load_manifests
-from schedviz.scheduler.simulator import new_simulation
+from schedviz.simulation.simulator import new_simulation
 
 CLUSTER = """
 apiVersion: v1

@@ -1,7 +1,7 @@
 """The engine alone: a cluster in memory, the scheduler in virtual time, every cycle traced.
 
 This is what ``manage.py simulate`` runs. Workloads get the pods their controllers would create
-(``schedviz.kube.controllers.workloads``: a Deployment's ReplicaSet and its pods, a
+(``schedviz.controllers.workloads``: a Deployment's ReplicaSet and its pods, a
 StatefulSet's ordinals as the ones before are bound, a DaemonSet's pod per node, a Job's active
 pods). Pods that name a node are already running; the others are admitted (priority from their
 PriorityClass) and scheduled until no pod can make progress without a new cluster event. Time
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from schedviz.controllers.workloads import WorkloadControllers
 from schedviz.kube.admission import admit_pods
-from schedviz.kube.controllers.workloads import WorkloadControllers
 from schedviz.kube.load import Manifests
 from schedviz.kube.objects import KubeObject, Pod, PriorityClass
 from schedviz.scheduler import trace_codec

@@ -1,4 +1,4 @@
-"""The workload controllers' pods (schedviz/kube/controllers/workloads.py): names, labels,
+"""The workload controllers' pods (schedviz/controllers/workloads.py): names, labels,
 ownerReferences, counts, the DaemonSet's tolerations and node affinity, StatefulSet order."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from schedviz.kube.controllers.workloads import (
+from schedviz.controllers.workloads import (
     POD_TEMPLATE_HASH_LABEL,
     WorkloadControllers,
     daemon_pod_tolerations,

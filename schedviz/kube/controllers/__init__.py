@@ -1,1 +1,0 @@
-"""Controllers of kube-controller-manager whose writes decide what the scheduler sees."""
