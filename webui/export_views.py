@@ -11,43 +11,34 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.models import User
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from schedviz.cluster import exports, services
+from schedviz.cluster import exports, streaming
 from schedviz.cluster.services import ServiceError
 from webui import access
 from webui.forms import TraceImportForm
 from webui.limits import limit_page_writes
 
 IMPORT = "webui/clusters/import.html"
-EXPORT_FORMATS = ("yaml", "jsonl", "kss")
-
-
-def _attachment(response: HttpResponseBase, filename: str) -> HttpResponseBase:
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+EXPORT_FORMATS = tuple(streaming.EXPORTS)
 
 
 @require_http_methods(["GET", "HEAD"])
 def export(request: HttpRequest, cluster_id: int, export_format: str) -> HttpResponseBase:
-    """``yaml``: every object and the scheduler configuration; ``jsonl``: the traces (streamed);
-    ``kss``: a v1 List of the pods annotated as kube-scheduler-simulator does."""
+    """``yaml``: every object and the scheduler configuration; ``jsonl``: the traces;
+    ``kss``: a v1 List of the pods annotated as kube-scheduler-simulator does. Streamed;
+    ``?gzip=1`` gzips."""
     if export_format not in EXPORT_FORMATS:
         raise Http404(f"no export format {export_format!r}: {', '.join(EXPORT_FORMATS)}")
     cluster = access.cluster_for(request, cluster_id)
-    stem = f"cluster-{cluster.pk}"
-    if export_format == "jsonl":
-        stream = StreamingHttpResponse(
-            exports.trace_export_jsonl(cluster=cluster), content_type="application/x-ndjson"
-        )
-        return _attachment(stream, f"{stem}.jsonl")
-    if export_format == "kss":
-        return _attachment(JsonResponse(exports.trace_export_kss(cluster=cluster)), f"{stem}.json")
-    text = services.cluster_export_yaml(cluster=cluster)
-    return _attachment(HttpResponse(text, content_type="application/yaml"), f"{stem}.yaml")
+    try:
+        gzip = streaming.wants_gzip(request.GET.get("gzip"))
+    except ValueError as error:
+        return HttpResponseBadRequest(str(error), content_type="text/plain; charset=utf-8")
+    return streaming.export_response(cluster=cluster, export_format=export_format, gzip=gzip)
 
 
 @require_http_methods(["GET", "POST"])

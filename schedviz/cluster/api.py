@@ -22,12 +22,20 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from schedviz.cluster import attempts, exports, lessons, selectors, services, validation
+from schedviz.cluster import (
+    attempts,
+    exports,
+    lessons,
+    selectors,
+    services,
+    streaming,
+    validation,
+)
 from schedviz.cluster.models import WORKLOAD_KINDS, Cluster, DebugSession
 from schedviz.cluster.ratelimit import limit_writes
 from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
@@ -236,32 +244,26 @@ def cluster_apply(request: HttpRequest, user: User, cluster_id: int) -> HttpResp
     return JsonResponse({"applied": applied, "notice": result.skipped_notice})
 
 
-EXPORT_FORMATS = ("yaml", "jsonl", "kss")
+EXPORT_FORMATS = tuple(streaming.EXPORTS)
 
 
 @api_view("GET")
 def cluster_export(request: HttpRequest, user: User, cluster_id: int) -> HttpResponseBase:
     """?format=yaml (the default): every object and the scheduler configuration, as YAML that
-    recreates the cluster. ?format=jsonl: the traces as JSON lines (streamed). ?format=kss: a v1
-    List of the pods annotated as kube-scheduler-simulator does (JSON)."""
+    recreates the cluster. ?format=jsonl: the traces as JSON lines. ?format=kss: a v1 List of
+    the pods annotated as kube-scheduler-simulator does (JSON). All streamed; ?gzip=1 gzips."""
     cluster = _cluster(user, cluster_id)
     export_format = request.GET.get("format") or "yaml"
-    if export_format == "jsonl":
-        response = StreamingHttpResponse(
-            exports.trace_export_jsonl(cluster=cluster), content_type="application/x-ndjson"
-        )
-        response["Content-Disposition"] = f'attachment; filename="cluster-{cluster.id}.jsonl"'
-        return response
-    if export_format == "kss":
-        return JsonResponse(exports.trace_export_kss(cluster=cluster))
-    if export_format != "yaml":
+    if export_format not in EXPORT_FORMATS:
         supported = ", ".join(EXPORT_FORMATS)
         raise _BadRequest(
             f"format: Unsupported value: {export_format!r}: supported values: {supported}"
         )
-    return HttpResponse(
-        services.cluster_export_yaml(cluster=cluster), content_type="application/yaml"
-    )
+    try:
+        gzip = streaming.wants_gzip(request.GET.get("gzip"))
+    except ValueError as error:
+        raise _BadRequest(str(error)) from None
+    return streaming.export_response(cluster=cluster, export_format=export_format, gzip=gzip)
 
 
 @api_view("GET")

@@ -35,7 +35,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from schedviz.cluster import services
-from schedviz.cluster.models import KIND_MODELS, Cluster, Cycle, NamespacedResource
+from schedviz.cluster.models import Cluster, Cycle
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.cluster.services import ServiceError
 from schedviz.kube.load import parse_json_int, unstorable_value
@@ -116,33 +116,36 @@ def _go_json(value: Any) -> str:
 # Export
 
 
-def _object_manifests(cluster: Cluster) -> list[dict[str, Any]]:
-    """Every stored manifest, in the order that applies cleanly (services.KIND_ORDER)."""
-    items: list[dict[str, Any]] = []
-    for kind in services.KIND_ORDER:
-        model = KIND_MODELS[kind]
-        order = ["namespace", "name"] if issubclass(model, NamespacedResource) else ["name"]
-        rows = model._default_manager.filter(cluster=cluster).order_by(*order)
-        items.extend(rows.values_list("manifest", flat=True))
-    return items
-
-
 def trace_export_jsonl(*, cluster: Cluster) -> Iterator[str]:
     """The header line, then every cycle's trace, one per line (each ends with a newline).
 
-    Cycles are read in chunks as the lines are consumed, so a long history streams."""
+    Everything is read in chunks as the text is consumed, the header's objects too, so an
+    export of any size streams: each cycle is written as text straight from its stored body."""
     header = {
         "schemaVersion": SCHEMA_VERSION,
         "kind": TRACE_KIND,
         "cluster": cluster.name,
         "exportedAt": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "objects": _object_manifests(cluster),
+        "objects": _OBJECTS,
         "schedulerConfiguration": services.scheduler_config_document(cluster=cluster),
     }
-    yield json.dumps(header, separators=(",", ":")) + "\n"
+    # Split at the member itself: quotes inside a name are escaped, so this text is only it.
+    before, after = _compact(header).split('"objects":' + _compact(_OBJECTS), 1)
+    yield before + '"objects":['
+    for index, manifest in enumerate(services.object_manifests(cluster=cluster)):
+        yield ("," if index else "") + _compact(manifest)
+    yield "]" + after + "\n"
     rows = Cycle.objects.filter(cluster=cluster).order_by("number")
-    for row in rows.iterator(chunk_size=200):
-        yield json.dumps(row.trace(), separators=(",", ":")) + "\n"
+    for row in rows.only("body", "node_order_id").iterator(chunk_size=200):
+        yield row.trace_text() + "\n"
+
+
+# Stands in for the header's objects, which are written one at a time.
+_OBJECTS = "\x00objects\x00"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _message(entry: Mapping[str, Any]) -> str:
@@ -237,19 +240,45 @@ def _kss_pod(manifest: Mapping[str, Any], traces: list[dict[str, Any]]) -> dict[
     return dict(pod)
 
 
+def _kss_items(cluster: Cluster) -> Iterator[dict[str, Any]]:
+    """The List's items, a pod at a time: the pods and their cycles read side by side, both in
+    the pods' order, so only one pod's cycles are held at once."""
+    cycles = (
+        Cycle.objects.filter(cluster=cluster)
+        .order_by("pod_namespace", "pod_name", "number")
+        .iterator(chunk_size=200)
+    )
+    pending = next(cycles, None)
+    pods = PodRow.objects.filter(cluster=cluster).order_by("namespace", "name")
+    for row in pods.iterator(chunk_size=500):
+        key = (row.namespace, row.name)
+        # Cycles of pods deleted since sort before the next pod still here: skipped.
+        while pending is not None and (pending.pod_namespace, pending.pod_name) < key:
+            pending = next(cycles, None)
+        traces: list[dict[str, Any]] = []
+        while pending is not None and (pending.pod_namespace, pending.pod_name) == key:
+            traces.append(pending.trace())
+            pending = next(cycles, None)
+        yield _kss_pod(row.manifest, traces)
+
+
 def trace_export_kss(*, cluster: Cluster) -> dict[str, Any]:
     """A ``v1 List`` of the cluster's pods annotated as kube-scheduler-simulator annotates them.
 
     A pod's annotations hold its last cycle; ``result-history`` every cycle (a cycle held at
     Permit appears once, with its outcome). Pods never tried carry no annotation."""
-    traces: dict[str, list[dict[str, Any]]] = {}
-    for row in Cycle.objects.filter(cluster=cluster).order_by("number").iterator(chunk_size=200):
-        traces.setdefault(f"{row.pod_namespace}/{row.pod_name}", []).append(row.trace())
-    items = [
-        _kss_pod(row.manifest, traces.get(row.key, []))
-        for row in PodRow.objects.filter(cluster=cluster).order_by("namespace", "name")
-    ]
-    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+    return {**_KSS_LIST, "items": list(_kss_items(cluster))}
+
+
+def trace_export_kss_text(*, cluster: Cluster) -> Iterator[str]:
+    """``trace_export_kss`` as JSON text, a pod at a time."""
+    yield _compact(_KSS_LIST)[:-1] + ',"items":['
+    for index, item in enumerate(_kss_items(cluster)):
+        yield ("," if index else "") + _compact(item)
+    yield "]}"
+
+
+_KSS_LIST = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -657,5 +686,6 @@ __all__ = [
     "kss_annotations",
     "trace_export_jsonl",
     "trace_export_kss",
+    "trace_export_kss_text",
     "trace_import",
 ]

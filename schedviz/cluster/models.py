@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from schedviz.scheduler import trace_codec
+from schedviz.scheduler import trace_codec, trace_json
 
 
 class Cluster(models.Model):
@@ -370,6 +370,22 @@ class Cycle(models.Model):
     def trace(self) -> dict[str, Any]:
         """The documented JSON of the cycle (docs/trace-format.md), whichever way it is stored."""
         return decode_body(bytes(self.body), self.node_order_id)
+
+    def trace_text(self) -> str:
+        """``trace()`` as compact JSON text, written straight from the stored body."""
+        return decode_body_text(bytes(self.body), self.node_order_id)
+
+
+def decode_body_text(body: bytes, node_order_id: int | None) -> str:
+    """A Cycle body's trace as the documented JSON's compact text (``json.dumps`` with
+    ``separators=(",", ":")`` of ``decode_body``), written without building its dicts."""
+    if not trace_codec.is_encoded(body):
+        return json.dumps(json.loads(zlib.decompress(body)), separators=(",", ":"))
+    digest = trace_codec.body_node_order(body)
+    if node_order_id is None:
+        raise trace_codec.TraceCodecError("a trace codec body without its node order")
+    nodes = _node_order_names(node_order_id, digest.hex())
+    return trace_json.dumps(trace_codec.decode(body, nodes))
 
 
 def decode_body(body: bytes, node_order_id: int | None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from typing import TYPE_CHECKING, Any
 
 from schedviz.scheduler.framework.interface import Code, Status
@@ -222,11 +223,9 @@ class CycleTrace:
         if self._rejected_at_pre_filter():
             return []
         narrowed = self.pre_filter_nodes
-        return [
-            name
-            for name in self.all_nodes
-            if name not in self.filter_results and (narrowed is None or name in narrowed)
-        ]
+        # C-level filters: a large cluster's cycles leave thousands of nodes unevaluated.
+        unseen = filterfalse(self.filter_results.__contains__, self.all_nodes)
+        return list(unseen if narrowed is None else filter(narrowed.__contains__, unseen))
 
     def _nodes_with_filter_entries(self, cut: bool) -> Iterable[str]:
         """The nodes ``filter_json`` may list, in ``all_nodes`` order: every node when PreFilter
@@ -240,11 +239,11 @@ class CycleTrace:
     def filter_json(self) -> dict[str, list[dict[str, Any]]]:
         status = self.pre_filter_status
         if status is not None and self._rejected_at_pre_filter():
-            entry = _status_json(status, stage="PreFilter")
+            entry = status_json(status, stage="PreFilter")
             return {name: [entry] for name in self.all_nodes}
         narrowed = self.pre_filter_nodes
         cut_entry = (
-            _status_json(status, stage="PreFilter")
+            status_json(status, stage="PreFilter")
             if status is not None and narrowed is not None
             else None
         )
@@ -264,13 +263,13 @@ class CycleTrace:
             passed, rejection = outcome
             entries: list[dict[str, Any]] = list(map(copy, successes[:passed]))
             if rejection is not None:
-                entries.append(_status_json(rejection))
+                entries.append(status_json(rejection))
             if hypothetical:
                 for entry in entries:
                     entry["hypothetical"] = True
             extender = self.extender_results.get(name)
             if extender is not None:
-                entries.append(_status_json(extender, stage="Extender"))
+                entries.append(status_json(extender, stage="Extender"))
             result[name] = entries
         return result
 
@@ -290,6 +289,19 @@ class CycleTrace:
         return scores
 
     def to_json(self) -> dict[str, Any]:
+        return self.document(
+            filter_json=self.filter_json(),
+            not_evaluated=self.not_evaluated(),
+            scores=self.scores_json(),
+            totals=dict(zip(self.score_nodes, self.totals, strict=True)),
+            tie_set=list(self.tie_set),
+        )
+
+    def document(
+        self, *, filter_json: Any, not_evaluated: Any, scores: Any, totals: Any, tie_set: Any
+    ) -> dict[str, Any]:
+        """The documented JSON with its node-keyed parts given: ``to_json`` passes them as
+        data, ``trace_json.dumps`` as markers it replaces with text it writes itself."""
         return {
             "cycle": self.cycle,
             "pod": self.pod,
@@ -309,14 +321,14 @@ class CycleTrace:
                 "nodes": sorted(self.pre_filter_nodes)
                 if self.pre_filter_nodes is not None
                 else None,
-                "status": _status_json(self.pre_filter_status) if self.pre_filter_status else None,
+                "status": status_json(self.pre_filter_status) if self.pre_filter_status else None,
             },
             "skippedFilterPlugins": list(self.skipped_filter_plugins),
-            "filter": self.filter_json(),
-            "notEvaluated": self.not_evaluated(),
-            "scores": self.scores_json(),
-            "totals": dict(zip(self.score_nodes, self.totals, strict=True)),
-            "selected": {"node": self.selected_node or None, "tieSet": list(self.tie_set)},
+            "filter": filter_json,
+            "notEvaluated": not_evaluated,
+            "scores": scores,
+            "totals": totals,
+            "selected": {"node": self.selected_node or None, "tieSet": tie_set},
             "points": [record.to_json() for record in self.points],
             "queue": self.queue,
             "nominatedNode": self.nominated_node or None,
@@ -340,7 +352,7 @@ def _positions(all_nodes: tuple[str, ...]) -> dict[str, int]:
     return cached[1]
 
 
-def _status_json(status: Status, stage: str = "") -> dict[str, Any]:
+def status_json(status: Status, stage: str = "") -> dict[str, Any]:
     entry: dict[str, Any] = {"plugin": status.plugin, "code": status.code.name}
     if status.reasons:
         entry["reasons"] = list(status.reasons)

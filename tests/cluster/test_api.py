@@ -222,7 +222,7 @@ def test_export_and_cluster_detail(client: Client, auth: dict[str, Any], cluster
     services.manifests_apply(cluster=cluster, text=NODE)
     exported = client.get(f"/api/clusters/{cluster.id}/export", **auth)
     assert exported["Content-Type"] == "application/yaml"
-    assert "kind: List" in exported.content.decode()
+    assert "kind: List" in b"".join(exported).decode()
     detail = client.get(f"/api/clusters/{cluster.id}", **auth)
     assert detail.json()["name"] == "mine"
     gone = client.delete(f"/api/clusters/{cluster.id}", **auth)

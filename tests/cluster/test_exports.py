@@ -50,13 +50,14 @@ def scheduled_cluster(text: str, name: str = "demo", owner: User | None = None) 
 
 def test_jsonl_export_is_a_header_then_one_documented_trace_per_line() -> None:
     cluster = scheduled_cluster(DEMO.read_text())
-    lines = list(exports.trace_export_jsonl(cluster=cluster))
+    text = "".join(exports.trace_export_jsonl(cluster=cluster))
+    assert text.endswith("\n")
+    lines = text.splitlines()
     header = json.loads(lines[0])
     assert header["schemaVersion"] == 1 and header["kind"] == "schedviz-trace"
     assert header["cluster"] == "demo" and header["exportedAt"].endswith("+00:00")
     assert {o["kind"] for o in header["objects"]} >= {"Node", "Pod", "PriorityClass"}
     traces = [json.loads(line) for line in lines[1:]]
-    assert all(line.endswith("\n") and line.count("\n") == 1 for line in lines)
     assert traces == selectors.cycle_traces_since(cluster=cluster, limit=10_000)
     assert [t["cycle"] for t in traces] == sorted(t["cycle"] for t in traces)
 
@@ -91,7 +92,7 @@ def test_jsonl_import_rebuilds_the_cluster_and_its_cycles_paused() -> None:
 
 def test_jsonl_import_without_objects_makes_the_named_nodes_and_pods() -> None:
     original = scheduled_cluster(DEMO.read_text())
-    lines = list(exports.trace_export_jsonl(cluster=original))
+    lines = "".join(exports.trace_export_jsonl(cluster=original)).splitlines(keepends=True)
     header = json.loads(lines[0])
     del header["objects"], header["schedulerConfiguration"]
     copy = exports.trace_import(
@@ -221,14 +222,18 @@ def test_api_exports_jsonl_streamed_and_kss_and_keeps_yaml_default(client: Clien
     auth = {"HTTP_AUTHORIZATION": f"Token {token.key}"}
     cluster = scheduled_cluster(DEMO.read_text(), owner=token.user)
     url = f"/api/clusters/{cluster.id}/export"
-    assert client.get(url, **auth)["Content-Type"] == "application/yaml"
+    as_yaml = client.get(url, **auth)
+    assert as_yaml["Content-Type"] == "application/yaml"
+    assert "kind: List" in b"".join(as_yaml).decode()
     streamed = client.get(url + "?format=jsonl", **auth)
     assert streamed.status_code == 200 and streamed.streaming
     assert streamed["Content-Type"] == "application/x-ndjson"
-    body = b"".join(streamed.streaming_content).decode()  # type: ignore[arg-type]
+    body = b"".join(streamed).decode()
     assert json.loads(body.splitlines()[0])["kind"] == "schedviz-trace"
     kss = client.get(url + "?format=kss", **auth)
-    assert kss.json()["kind"] == "List"
+    kss_body = b"".join(kss)
+    assert kss["Content-Type"] == "application/json"
+    assert json.loads(kss_body) == exports.trace_export_kss(cluster=cluster)
     assert client.get(url + "?format=csv", **auth).status_code == 400
 
     imported = client.post(
@@ -238,7 +243,7 @@ def test_api_exports_jsonl_streamed_and_kss_and_keeps_yaml_default(client: Clien
     copy = Cluster.objects.get(id=imported.json()["id"])
     assert copy.owner == token.user and copy.name == "demo (2)"
     again = client.post(
-        "/api/clusters/import?name=kss", data=kss.content, content_type="application/json", **auth
+        "/api/clusters/import?name=kss", data=kss_body, content_type="application/json", **auth
     )
     assert again.status_code == 201 and again.json()["name"] == "kss"
     bad = client.post("/api/clusters/import", data="nope", content_type="text/plain", **auth)

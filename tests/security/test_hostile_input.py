@@ -160,7 +160,7 @@ def test_absurd_but_well_formed_quantities_are_accepted_as_upstream_saturates_th
         "pods": "110",
     }
     export = client.get(f"/api/clusters/{cluster.pk}/export", **auth)
-    assert export.status_code == 200 and cpu in export.content.decode()
+    assert export.status_code == 200 and cpu in b"".join(export).decode()
 
 
 @pytest.mark.django_db

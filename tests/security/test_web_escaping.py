@@ -278,7 +278,8 @@ def test_the_websocket_fragments_show_them_as_text(cluster: Cluster) -> None:
 def test_the_exports_are_json_that_parses_back_to_the_names(
     client: Client, cluster: Cluster
 ) -> None:
-    lines = [json.loads(line) for line in exports.trace_export_jsonl(cluster=cluster)]
+    text = "".join(exports.trace_export_jsonl(cluster=cluster))
+    lines = [json.loads(line) for line in text.splitlines()]
     assert NODE in json.dumps(lines) and POD in json.dumps(lines)
     kss = json.loads(json.dumps(exports.trace_export_kss(cluster=cluster)))
     assert NODE in json.dumps(kss)

@@ -60,16 +60,16 @@ def test_every_export_answers_a_visitor_signed_out_on_an_ownerless_cluster(clien
     as_yaml = client.get(export_url(cluster, "yaml"))
     assert as_yaml.status_code == 200
     assert 'filename="cluster-' in as_yaml["Content-Disposition"]
-    documents = [doc for doc in yaml.safe_load_all(as_yaml.content) if doc]
+    documents = [doc for doc in yaml.safe_load_all(b"".join(as_yaml)) if doc]
     kinds = [item["kind"] for doc in documents for item in doc.get("items") or [doc]]
     assert "Node" in kinds and "Pod" in kinds and "KubeSchedulerConfiguration" in kinds
 
     jsonl = client.get(export_url(cluster, "jsonl"))
-    lines = b"".join(jsonl.streaming_content).decode().splitlines()  # type: ignore[attr-defined]
+    lines = b"".join(jsonl).decode().splitlines()
     assert json.loads(lines[0])["kind"] == "schedviz-trace"
     assert json.loads(lines[1])["pod"] == "default/p1"
 
-    kss = client.get(export_url(cluster, "kss")).json()
+    kss = json.loads(b"".join(client.get(export_url(cluster, "kss"))))
     assert kss["kind"] == "List"
     annotations = kss["items"][0]["metadata"]["annotations"]
     assert annotations["kube-scheduler-simulator.sigs.k8s.io/selected-node"] == "n1"
@@ -103,7 +103,7 @@ def test_the_dashboard_and_the_pod_page_link_every_export(client: Client) -> Non
 
 def test_a_trace_file_imported_from_the_clusters_page_is_a_paused_cluster(client: Client) -> None:
     source = scheduled(None)
-    text = b"".join(client.get(export_url(source, "jsonl")).streaming_content)  # type: ignore[attr-defined]
+    text = b"".join(client.get(export_url(source, "jsonl")))
     assert reverse("webui:trace_import") in client.get("/").content.decode()
     upload = SimpleUploadedFile("trace.jsonl", text, content_type="application/x-ndjson")
     response = client.post(reverse("webui:trace_import"), {"trace": upload, "name": "review"})

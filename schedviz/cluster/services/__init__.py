@@ -66,7 +66,12 @@ from schedviz.cluster.services.debugger import (
 )
 from schedviz.cluster.services.delete import ObjectRef, manifests_delete, objects_delete, pod_delete
 from schedviz.cluster.services.errors import BindConflict, Conflict, ObjectNotFound, ServiceError
-from schedviz.cluster.services.export import cluster_export_yaml, scheduler_config_document
+from schedviz.cluster.services.export import (
+    cluster_export_yaml,
+    cluster_export_yaml_stream,
+    object_manifests,
+    scheduler_config_document,
+)
 from schedviz.cluster.services.records import cycles_create, events_create, pending_pods_record
 from schedviz.cluster.services.scale import SCALABLE_KINDS, workload_scale, workload_sync
 from schedviz.cluster.services.stored import KIND_ORDER, kind_of
@@ -103,6 +108,7 @@ __all__ = [
     "cluster_create",
     "cluster_delete",
     "cluster_export_yaml",
+    "cluster_export_yaml_stream",
     "cluster_get_or_create",
     "cluster_reset",
     "cluster_set_clock_mode",
@@ -123,6 +129,7 @@ __all__ = [
     "manifests_apply_files",
     "manifests_delete",
     "node_update",
+    "object_manifests",
     "objects_apply_from_scheduler",
     "objects_delete",
     "pending_pods_record",
