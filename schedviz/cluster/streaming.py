@@ -30,10 +30,16 @@ GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip member, as `gzip -d` and browsers rea
 
 
 def chunks(parts: Iterable[str], size: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """The parts as UTF-8, joined into chunks of at least ``size`` bytes (the last one less)."""
+    """The parts as UTF-8: the first one alone, at once (a client sees the download start
+    whatever comes next), then joined into chunks of at least ``size`` bytes (the last one
+    less)."""
+    iterator = iter(parts)
+    for part in iterator:
+        yield part.encode()
+        break
     held: list[bytes] = []
     length = 0
-    for part in parts:
+    for part in iterator:
         data = part.encode()
         held.append(data)
         length += len(data)
@@ -59,11 +65,16 @@ async def _served(parts: Iterator[str], gzip: bool) -> AsyncIterator[bytes]:
     following = sync_to_async(_next, thread_sensitive=True)
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, GZIP_WBITS) if gzip else None
     pending = asyncio.ensure_future(following(made))
+    first = True
     try:
         while (chunk := await pending) is not None:
             pending = asyncio.ensure_future(following(made))
             if compressor is not None:
                 chunk = await asyncio.to_thread(compressor.compress, chunk)
+                if first:
+                    # zlib holds small input back: the first bytes go out now all the same.
+                    chunk += compressor.flush(zlib.Z_SYNC_FLUSH)
+            first = False
             if chunk:
                 yield chunk
         if compressor is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 
 import pytest
@@ -17,9 +18,9 @@ from schedviz.cluster import exports, services, streaming
 pytestmark = pytest.mark.django_db
 
 
-def test_parts_are_joined_into_chunks_of_at_least_the_size_asked() -> None:
-    made = list(streaming.chunks(["ab", "cd", "é", "f"], size=3))
-    assert made == [b"abcd", "é".encode() + b"f"]
+def test_the_first_part_goes_alone_then_parts_are_joined_into_chunks_of_the_size_asked() -> None:
+    made = list(streaming.chunks(["head", "ab", "cd", "é", "f"], size=3))
+    assert made == [b"head", b"abcd", "é".encode() + b"f"]
     assert list(streaming.chunks([], size=3)) == []
 
 
@@ -43,11 +44,20 @@ async def test_the_first_chunk_is_sent_before_the_export_is_all_made() -> None:
     total = 8 * streaming.CHUNK_BYTES // 1024
     served = streaming._served(_counted(total, made, closed), gzip=False)
     first = await anext(served)
-    assert len(first) >= streaming.CHUNK_BYTES
-    # The chunk sent and at most the next one made: not the whole export.
-    assert len(made) <= 2 * streaming.CHUNK_BYTES // 1024 + 1 < total
+    assert first == b"x" * 1024
+    second = await anext(served)
+    assert len(second) >= streaming.CHUNK_BYTES
+    # The chunks sent and at most the next one made: not the whole export.
+    assert len(made) <= 2 * streaming.CHUNK_BYTES // 1024 + 2 < total
     rest = [chunk async for chunk in served]
-    assert len(first) + sum(map(len, rest)) == total * 1024 and closed == [True]
+    assert len(first) + len(second) + sum(map(len, rest)) == total * 1024 and closed == [True]
+
+
+async def test_a_gzipped_export_sends_its_first_bytes_at_once() -> None:
+    served = streaming._served(iter(["head", "x" * 10]), gzip=True)
+    first = await anext(served)
+    assert zlib.decompressobj(streaming.GZIP_WBITS).decompress(first) == b"head"
+    assert gzip.decompress(first + b"".join([c async for c in served])) == b"head" + b"x" * 10
 
 
 async def test_a_client_gone_mid_way_closes_the_export() -> None:
