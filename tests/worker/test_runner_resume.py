@@ -19,13 +19,13 @@ from schedviz.cluster.queue_state import queue_state_get
 from schedviz.scheduler.backend.queue.persistence import POD_FIELDS
 from worker import dispatch
 from worker.runner import (
-    FUTILE_SLICE,
     STOP_GONE,
     STOP_IDLE,
     STOP_MAX_SECONDS,
     STOP_UP_TO_DATE,
     run_cluster,
 )
+from worker.session import FUTILE_SLICE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
