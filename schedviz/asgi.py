@@ -1,7 +1,10 @@
 """ASGI entry point: HTTP through Django, websockets through Channels, authenticated by an API
-token or by the session (webui/ws_auth.py)."""
+token or by the session (webui/ws_auth.py). Each connection tells the worker which event loop
+serves it (embedded mode: runner threads publish into that loop's in-memory channel layer)."""
 
+import asyncio
 import os
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -15,10 +18,23 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from webui.routing import websocket_urlpatterns  # noqa: E402
 from webui.ws_auth import SameOriginValidator, TokenAuthMiddleware  # noqa: E402
+from worker.dispatch import serving_loop_seen  # noqa: E402
 
 websockets = URLRouter(websocket_urlpatterns)
 
-application = ProtocolTypeRouter(
+
+class ServingLoop:
+    """Tells the worker the event loop this connection is served in, then serves it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        serving_loop_seen(asyncio.get_running_loop())
+        await self.app(scope, receive, send)
+
+
+routes = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": TokenAuthMiddleware(
@@ -27,3 +43,5 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+application = ServingLoop(routes)

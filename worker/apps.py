@@ -14,4 +14,5 @@ class WorkerConfig(AppConfig):
         # The worker runs what the cluster and the comparisons announce (their ports): the
         # dependency points from here down, never back.
         cluster_ports.register_runner_starter(dispatch.ensure_runner)
+        cluster_ports.register_work_watcher(dispatch.watch_for_work)
         compare_ports.register_run_starter(compare.start_run)

@@ -8,6 +8,14 @@ mode: the Celery task ``worker.tasks.run_cluster``, sent only when no live runne
 cluster's lease (that runner follows the change log itself); the lease keeps it to one runner
 per cluster however many tasks are sent, and a task that finds a runner has run since it was
 sent ends at once.
+
+Embedded mode, in the serving process (``manage.py serve``): a watch thread
+(``watch_for_work``) reads the change log's newest id every ``WATCH_INTERVAL`` seconds and starts
+a runner for each cluster with a change no runner has seen (``selectors.stranded_clusters``):
+one committed by another process, such as ``manage.py apply`` beside the server, which starts no
+runner itself (its thread would die with it). Every ``SCHEDVIZ_RESUME_SECONDS`` it also resumes
+clusters whose lease expired with a holder or whose wake-up is overdue, as the distributed
+mode's periodic task does.
 """
 
 from __future__ import annotations
@@ -77,6 +85,66 @@ def _wake_thread_later(cluster_id: int, delay: float) -> None:
 
 # The server's event loop each cluster's runner thread published through.
 _loops: dict[int, asyncio.AbstractEventLoop | None] = {}
+# The serving process's event loop, as last seen by a request (the watch's runners publish
+# through it).
+_serving_loop: asyncio.AbstractEventLoop | None = None
+
+# Embedded mode: how often (seconds) the serving process looks at the change log for changes
+# committed by other processes.
+WATCH_INTERVAL = 0.5
+_watch: threading.Thread | None = None
+
+
+def serving_loop_seen(loop: asyncio.AbstractEventLoop) -> None:
+    """The serving process's event loop (schedviz/asgi.py tells it at each connection): the
+    in-memory channel layer's browsers listen in it."""
+    global _serving_loop
+    _serving_loop = loop
+
+
+def watch_for_work() -> None:
+    """Starts the serving process's watch thread (embedded mode; the module docstring). The
+    distributed mode needs none: every process sends its runner tasks to the workers."""
+    global _watch
+    if not settings.CELERY_TASK_ALWAYS_EAGER or not settings.SCHEDVIZ_START_RUNNERS:
+        return
+    with _lock:
+        if _watch is not None and _watch.is_alive():
+            return
+        _watch = threading.Thread(target=_watch_loop, name="schedviz-watch", daemon=True)
+        _watch.start()
+
+
+def _watch_loop() -> None:
+    seen: int | None = None
+    next_resume = time.monotonic() + settings.SCHEDVIZ_RESUME_SECONDS
+    failing = False
+    while True:
+        try:
+            seen = _watch_once(seen)
+            if time.monotonic() >= next_resume:
+                next_resume = time.monotonic() + settings.SCHEDVIZ_RESUME_SECONDS
+                due = selectors.orphaned_clusters() + selectors.overdue_clusters(now=time.time())
+                for cluster_id in sorted(set(due)):
+                    _ensure_thread(cluster_id, _serving_loop)
+            failing = False
+        except Exception as error:
+            if not failing:  # once per outage, not every half second
+                logger.warning("the watch for other processes' changes failed: %s", error)
+            failing = True
+            connection.close()
+        time.sleep(WATCH_INTERVAL)
+
+
+def _watch_once(seen: int | None) -> int:
+    """One look at the change log: a runner for every cluster changed since ``seen`` (None:
+    the first look, every cluster) that no runner has seen; answers the newest change's id."""
+    newest, changed = selectors.clusters_changed_after(change_id=seen or 0)
+    if seen is None or changed:
+        ids = None if seen is None else changed
+        for cluster_id in selectors.stranded_clusters(cluster_ids=ids):
+            _ensure_thread(cluster_id, _serving_loop)
+    return newest
 
 
 def ensure_runner(cluster_id: int) -> None:
@@ -104,8 +172,11 @@ def runner_thread(cluster_id: int) -> threading.Thread | None:
 def _ensure_thread(cluster_id: int, loop: asyncio.AbstractEventLoop | None = None) -> None:
     # A request handled by the ASGI server runs in a thread of its event loop's executor; the
     # in-memory channel layer belongs to that loop, so the runner publishes through it.
+    global _serving_loop
     loop = loop or _server_loop() or _loops.get(cluster_id)
     with _lock:
+        if loop is not None:
+            _serving_loop = loop
         _loops[cluster_id] = loop
         timer = _timers.pop(cluster_id, None)
         if timer is not None:

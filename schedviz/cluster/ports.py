@@ -6,6 +6,11 @@ registers what starts one (``worker.dispatch.ensure_runner``) in its ``AppConfig
 dependency points from the worker to the cluster, never back. With no runner registered (no
 worker app in this deployment) nothing is announced: the change waits in the change log, where
 the next runner to start follows it (``selectors.stranded_clusters``).
+
+A process that serves the site in the embedded mode also watches for changes other processes
+commit (``manage.py apply`` beside ``manage.py serve``): ``watch_for_work``, which the worker app
+fills with ``worker.dispatch.watch_for_work``. A command that only writes and exits starts no
+runner of its own (``runners_elsewhere``): a runner thread would die with it.
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
+
 logger = logging.getLogger(__name__)
 
 RunnerStarter = Callable[[int], None]
 
 _runner_starter: RunnerStarter | None = None
+_work_watcher: Callable[[], None] | None = None
 
 
 def register_runner_starter(starter: RunnerStarter | None) -> RunnerStarter | None:
@@ -34,3 +42,24 @@ def start_runner(cluster_id: int) -> None:
         logger.debug("no runner starter is registered: cluster %s waits for a runner", cluster_id)
         return
     _runner_starter(cluster_id)
+
+
+def runners_elsewhere() -> None:
+    """This process writes and exits (a command): it starts no runner itself. The change waits
+    in the change log for the serving process's watch (embedded) or the workers (distributed:
+    the runner starter sends a task, which outlives this process, so it stays)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        register_runner_starter(None)
+
+
+def register_work_watcher(watcher: Callable[[], None] | None) -> None:
+    """Makes ``watcher()`` what a serving process calls to start watching for changes
+    committed by other processes."""
+    global _work_watcher
+    _work_watcher = watcher
+
+
+def watch_for_work() -> None:
+    """A serving process starts watching for changes other processes commit (see above)."""
+    if _work_watcher is not None:
+        _work_watcher()

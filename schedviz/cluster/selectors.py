@@ -360,6 +360,21 @@ def stranded_clusters(*, cluster_ids: list[int] | None = None) -> list[int]:
     ]
 
 
+def clusters_changed_after(*, change_id: int) -> tuple[int, list[int]]:
+    """The newest Change row's id, and the clusters with a change after ``change_id`` (a cheap
+    look at the change log by its primary key, for a process that watches for changes others
+    committed)."""
+    newest = Change.objects.aggregate(newest=Max("id"))["newest"] or 0
+    if newest <= change_id:
+        return newest, []
+    clusters = (
+        Change.objects.filter(id__gt=change_id, id__lte=newest)
+        .values_list("cluster_id", flat=True)
+        .distinct()
+    )
+    return newest, sorted(clusters)
+
+
 def cycle_newest_number(*, cluster_id: int) -> int:
     """The number of the cluster's newest stored cycle (0 before any)."""
     newest = Cycle.objects.filter(cluster_id=cluster_id).aggregate(newest=Max("number"))["newest"]

@@ -6,7 +6,12 @@ up the way upstream's ``Value()`` and ``MilliValue()`` do (away from zero).
 
 Deliberately different: a quantity of more than ``MAX_DIGITS`` digits (not counting leading or
 trailing zeros) is refused, where upstream reads any length: turning that many digits into a
-number takes Python time quadratic in their count (and past 4300, a ValueError).
+number takes Python time quadratic in their count (and past 4300, a ValueError). And where a
+manifest is read (``Quantity.parse(text, in_range=True)``), a quantity whose magnitude exceeds
+int64 is refused (``RANGE_ERROR``, in the words of upstream's ``InclusiveRangeError``): upstream
+caps a binary one at 2^63-1 and keeps a decimal one as a big decimal whose ``Value()`` and
+``MilliValue()`` then overflow, so ``cpu: 1e1000000`` or ``1e308`` asks for a number of CPUs no
+node can have by accident of arithmetic; here it is refused, with the field named.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ TOO_MANY_DIGITS_ERROR = f"quantities must have at most {MAX_DIGITS} digits"
 # Amounts are rounded up (away from zero) to nano precision and capped at the int64 range.
 _NANO = 10**9
 MAX_AMOUNT = Fraction(2**63 - 1)
+# Past int64, refused where a manifest is read (module docstring).
+RANGE_ERROR = f"must be between {-(2**63 - 1)} and {2**63 - 1}, inclusive"
 _INT32 = 2**31
 
 
@@ -81,8 +88,9 @@ class Quantity:
         self._text = text
 
     @classmethod
-    def parse(cls, text: str) -> Quantity:
-        return cls(parse_amount(text), text)
+    def parse(cls, text: str, *, in_range: bool = False) -> Quantity:
+        """``in_range``: a magnitude past int64 is refused (``RANGE_ERROR``) instead of capped."""
+        return cls(parse_amount(text, in_range=in_range), text)
 
     def value(self) -> int:
         """The value rounded up to an integer (upstream ``Quantity.Value``)."""
@@ -111,12 +119,13 @@ class Quantity:
         return f"Quantity({str(self)!r})"
 
 
-def parse_amount(text: str) -> Fraction:
+def parse_amount(text: str, *, in_range: bool = False) -> Fraction:
     """Parses a quantity string as ``resource.ParseQuantity`` does, or raises QuantityError.
 
     Upstream keeps a quantity exactly when it fits its int64 fast path (at most 18 significant
     digits, no finer than a nano, or a whole number with a small binary suffix); otherwise it
-    rounds up to the nearest nano, away from zero, and caps the magnitude at 2^63-1.
+    rounds up to the nearest nano, away from zero, and caps the magnitude at 2^63-1 (with
+    ``in_range``, refuses it: the module docstring).
     """
     if not isinstance(text, str) or not text:
         raise QuantityError(QUANTITY_FORMAT_ERROR)
@@ -137,6 +146,8 @@ def parse_amount(text: str) -> Fraction:
     amount, exact = _with_suffix(number, suffix, whole, digits)
     if not exact:
         if amount > MAX_AMOUNT:
+            if in_range:
+                raise QuantityError(RANGE_ERROR)
             amount = MAX_AMOUNT
         if (amount * _NANO).denominator != 1:
             amount = Fraction(math.ceil(amount * _NANO), _NANO)
@@ -161,7 +172,7 @@ def _with_suffix(number: Fraction, suffix: str, whole: str, digits: str) -> tupl
     exact = 18 - significant >= 0 and power - len(digits) >= -9
     if number and power - len(digits) > 40:
         # Far beyond anything a resource holds; not worth building a huge integer.
-        return MAX_AMOUNT, False
+        return MAX_AMOUNT + 1, False
     if number and power + len(whole) < -10:
         return Fraction(1, _NANO), True  # below a nano: rounds up to one
     return number * Fraction(10) ** power, exact

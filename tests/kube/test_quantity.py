@@ -1,6 +1,7 @@
 """Quantity parsing, after apimachinery pkg/api/resource/quantity_test.go (TestQuantityParse).
 
-Amounts round up to nano precision and saturate at 2^63-1, as upstream's do.
+Amounts round up to nano precision and saturate at 2^63-1, as upstream's do; where a manifest is
+read, past 2^63-1 is refused.
 """
 
 from fractions import Fraction
@@ -9,6 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from schedviz.kube.decode import decode_object
+from schedviz.kube.errors import InvalidObjectError
 from schedviz.kube.quantity import QUANTITY_FORMAT_ERROR, Quantity, QuantityError
 
 KI, MI, GI, TI, PI, EI = (1024**n for n in range(1, 7))
@@ -223,3 +226,49 @@ def test_an_integer_with_a_suffix_is_the_integer_times_the_multiplier(n: int, su
         # Past int64 a binary amount takes upstream's slow path, which saturates.
         expected = (2**63 - 1) * (1 if n > 0 else -1)
     assert Quantity.parse(f"{n}{suffix}").amount == expected
+
+
+# Past int64 in magnitude: saturated by the parser (upstream's cap), refused where a manifest is
+# read (the module docstring of schedviz/kube/quantity.py).
+OUT_OF_RANGE = [
+    "1e1000000",
+    "1e308",
+    "9" * 40 + "Ei",
+    "9Ei",
+    "9223372036854775808",
+    "9223372036854775807001m",
+    "-1e308",
+]
+IN_RANGE = [("9223372036854775807", 2**63 - 1), ("7Ei", 7 * EI), ("1e18", 10**18)]
+RANGE_MESSAGE = "must be between -9223372036854775807 and 9223372036854775807, inclusive"
+
+
+@pytest.mark.parametrize("text", OUT_OF_RANGE)
+def test_a_manifests_quantity_past_int64_is_refused_not_capped(text: str) -> None:
+    with pytest.raises(QuantityError) as refused:
+        Quantity.parse(text, in_range=True)
+    assert str(refused.value) == RANGE_MESSAGE
+    assert abs(Quantity.parse(text).amount) == 2**63 - 1  # the parser alone saturates
+
+
+@pytest.mark.parametrize(("text", "amount"), IN_RANGE)
+def test_a_manifests_quantity_up_to_int64_is_kept(text: str, amount: int) -> None:
+    assert Quantity.parse(text, in_range=True).amount == amount
+
+
+@pytest.mark.parametrize("text", ["1e1000000", "1e308", "9" * 40 + "Ei"])
+def test_a_pod_asking_for_a_quantity_past_int64_is_invalid_naming_the_field(text: str) -> None:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "greedy"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": text}}}]
+        },
+    }
+    with pytest.raises(InvalidObjectError) as refused:
+        decode_object(doc)
+    assert str(refused.value) == (
+        'Pod "greedy" is invalid: spec.containers[0].resources.requests[cpu]: '
+        f'Invalid value: "{text}": {RANGE_MESSAGE}'
+    )

@@ -19,7 +19,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "schedviz.settings")
 django.setup()
 
 from schedviz.cluster import services  # noqa: E402
-from worker import runner  # noqa: E402
+from worker import runner, session  # noqa: E402
 from worker.db_store import DatabaseStore  # noqa: E402
 
 
@@ -47,8 +47,8 @@ def main(cluster_id: int, where: str, marker: Path) -> None:
 
     services.pod_bind = pod_bind  # type: ignore[assignment]
     DatabaseStore.bind = store_bind  # type: ignore[method-assign]
-    runner.FLUSH_CYCLES = 1000
-    runner.FLUSH_INTERVAL = 1000.0
+    session.FLUSH_CYCLES = 1000
+    session.FLUSH_INTERVAL = 1000.0
     runner.run_cluster(cluster_id, holder="doomed")
 
 

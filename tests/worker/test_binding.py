@@ -14,7 +14,7 @@ from runner_fixtures import RunnerThread, manifests
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
-from worker import runner
+from worker import runner, session
 from worker.db_store import DatabaseStore
 from worker.runner import STOP_IDLE, STOP_LEASE_LOST, run_cluster
 
@@ -26,8 +26,8 @@ def _settings(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     settings.SCHEDVIZ_START_RUNNERS = False
     settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 0
     # One group for all the pods: bound once the queue is empty.
-    monkeypatch.setattr(runner, "BIND_BATCH", 1000)
-    monkeypatch.setattr(runner, "BIND_WAIT", 1000.0)
+    monkeypatch.setattr(session, "BIND_BATCH", 1000)
+    monkeypatch.setattr(session, "BIND_WAIT", 1000.0)
 
 
 def live_cluster(nodes: int, pods: int) -> Cluster:
@@ -58,13 +58,13 @@ def scheduled_cycles(cluster: Cluster) -> dict[str, str]:
 
 def count_fences(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     fences: list[int] = []
-    real = runner.lease_fence
+    real = session.lease_fence
 
     def fence(**kwargs: Any) -> bool:
         fences.append(1)
         return real(**kwargs)
 
-    monkeypatch.setattr(runner, "lease_fence", fence)
+    monkeypatch.setattr(session, "lease_fence", fence)
     return fences
 
 

@@ -23,7 +23,7 @@ from schedviz.cluster import services
 from schedviz.cluster.models import Change, Cluster, Cycle, Lease, Pod
 from schedviz.cluster.selectors import stranded_clusters
 from schedviz.scheduler.framework.interface import Code
-from worker import runner
+from worker import runner, session
 from worker.db_store import DatabaseStore
 from worker.runner import (
     STOP_HELD,
@@ -90,13 +90,13 @@ def test_an_ended_session_leaves_no_listed_cluster_behind(monkeypatch: pytest.Mo
     # session's pods (tests/webui/test_soak.py). With the collector off, only the runner's own
     # collection can free them here.
     kept: list[weakref.ref[Any]] = []
-    run = runner._Session.run
+    run = session.Session.run
 
     def run_and_track(session: Any) -> None:
         run(session)
         kept.extend(weakref.ref(part) for part in (session, session.store, session.scheduler))
 
-    monkeypatch.setattr(runner._Session, "run", run_and_track)
+    monkeypatch.setattr(session.Session, "run", run_and_track)
     cluster = live_cluster(2, 0)
     gc.disable()
     try:
@@ -120,17 +120,17 @@ def test_a_runner_scheduling_a_stream_of_pods_keeps_its_session(
     # cluster again (16 sessions in the 45 s soak test).
     settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 1
     sessions: list[Any] = []
-    run = runner._Session.run
+    run = session.Session.run
 
     def run_and_count(session: Any) -> None:
         sessions.append(session.result.stopped)
         run(session)
 
-    monkeypatch.setattr(runner._Session, "run", run_and_count)
+    monkeypatch.setattr(session.Session, "run", run_and_count)
     cluster = live_cluster(2, 0)
     start(threads, cluster.pk)
     wait_until(lambda: Lease.objects.filter(cluster=cluster).exclude(holder="").exists())
-    streamed_until = time.monotonic() + runner.FUTILE_SLICE * 2
+    streamed_until = time.monotonic() + session.FUTILE_SLICE * 2
     number = 0
     while time.monotonic() < streamed_until:
         text = manifests(0, 1, prefix=f"stream{number}")
@@ -328,7 +328,7 @@ def expire_lease(cluster: Cluster) -> None:
 def test_a_holder_paused_past_its_lease_binds_nothing_once_another_took_over(
     monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
 ) -> None:
-    monkeypatch.setattr(runner, "FLUSH_CYCLES", 1)  # cycles 1 and 2 are stored before the pause
+    monkeypatch.setattr(session, "FLUSH_CYCLES", 1)  # cycles 1 and 2 are stored before the pause
     cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
     pausing = PausingBind(monkeypatch, at=3)
     paused = start(threads, cluster.pk, holder="paused")
@@ -355,7 +355,7 @@ def test_a_holder_paused_past_its_lease_binds_nothing_once_another_took_over(
 def test_a_holder_paused_past_its_lease_that_nobody_took_starts_over_and_binds_the_rest(
     monkeypatch: pytest.MonkeyPatch, threads: list[RunnerThread]
 ) -> None:
-    monkeypatch.setattr(runner, "FLUSH_CYCLES", 1)
+    monkeypatch.setattr(session, "FLUSH_CYCLES", 1)
     cluster = live_cluster(2, 6, clock_mode=Cluster.ClockMode.VIRTUAL)
     pausing = PausingBind(monkeypatch, at=3)
     paused = start(threads, cluster.pk, holder="paused")
@@ -587,10 +587,10 @@ def test_writes_slower_than_the_flush_interval_still_leave_cycles_between_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     cluster = live_cluster(2, 30)
-    monkeypatch.setattr(runner, "FLUSH_INTERVAL", 0.1)
-    monkeypatch.setattr(runner, "FLUSH_CYCLES", 5)
-    monkeypatch.setattr(runner, "BIND_BATCH", 1)  # each trace ready after its own cycle
-    real_write = runner._Session._write_records
+    monkeypatch.setattr(session, "FLUSH_INTERVAL", 0.1)
+    monkeypatch.setattr(session, "FLUSH_CYCLES", 5)
+    monkeypatch.setattr(session, "BIND_BATCH", 1)  # each trace ready after its own cycle
+    real_write = session.Session._write_records
     writes: list[int] = []
 
     def slow_write(session: Any, traces: list[Any], *args: Any, **kwargs: Any) -> None:
@@ -599,7 +599,7 @@ def test_writes_slower_than_the_flush_interval_still_leave_cycles_between_them(
             time.sleep(0.15)  # longer than the interval: a big queue saved on a loaded machine
         real_write(session, traces, *args, **kwargs)
 
-    monkeypatch.setattr(runner._Session, "_write_records", slow_write)
+    monkeypatch.setattr(session.Session, "_write_records", slow_write)
     result = run_cluster(cluster.pk)
     assert result.stopped == STOP_IDLE and result.cycles == 30
     assert sum(writes) == 30

@@ -19,13 +19,13 @@ from schedviz.cluster.queue_state import queue_state_get
 from schedviz.scheduler.backend.queue.persistence import POD_FIELDS
 from worker import dispatch
 from worker.runner import (
-    FUTILE_SLICE,
     STOP_GONE,
     STOP_IDLE,
     STOP_MAX_SECONDS,
     STOP_UP_TO_DATE,
     run_cluster,
 )
+from worker.session import FUTILE_SLICE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -122,11 +122,15 @@ def test_a_live_clusters_clock_runs_on_while_no_runner_is_alive() -> None:
     cluster = stuck_cluster(speed=20.0)
     run_cluster(cluster.pk)
     cluster.refresh_from_db()
-    before = cluster_clock_time(cluster=cluster)
+    walls = [time.time()]
+    before = cluster_clock_time(cluster=cluster, wall=walls[0])
     time.sleep(0.5)
     cluster.refresh_from_db()
-    after = cluster_clock_time(cluster=cluster)
-    assert 0.5 * 20 * 0.9 <= after - before <= 0.5 * 20 * 1.5
+    walls.append(time.time())
+    after = cluster_clock_time(cluster=cluster, wall=walls[1])
+    # Twenty scheduler seconds a wall second, however long the sleep really was.
+    assert after - before == pytest.approx((walls[1] - walls[0]) * 20, rel=1e-6)
+    assert after - before >= 0.5 * 20 * 0.999
     services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("large", "16"))
     run_cluster(cluster.pk)
     second = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
@@ -138,14 +142,22 @@ def test_a_runner_with_work_due_later_stops_and_is_woken_up_then(file_database: 
     cluster = stuck_cluster(speed=100.0)
     result = run_cluster(cluster.pk)
     assert result.stopped == STOP_IDLE
-    # In the pool since ~0 s: moved by the first 30 s flush tick after 300 s, at 330 s.
-    assert result.wake_in is not None and 2.5 < result.wake_in < 3.5
+    # The wake-up is the flush that moves the pod: the first 30 s flush tick at least 300 s
+    # after its attempt (podMaxInUnschedulablePodsDuration), read on the cluster's own clock at
+    # the wake-up's wall time (how long the runner took to get there does not matter).
+    first = Cycle.objects.get(cluster=cluster, attempt=1)
+    cluster.refresh_from_db()
+    assert result.wake_in is not None and result.wake_at is not None
+    due = cluster_clock_time(cluster=cluster, wall=result.wake_at)
+    assert first.scheduler_time + 300.0 <= due + 1e-3 < first.scheduler_time + 330.0 + 1e-3
+    assert 0 < result.wake_in <= 3.3  # at most 330 scheduler seconds at speed 100
     assert PendingPods.objects.get(cluster=cluster).wake_at == result.wake_at
     dispatch.wake_later(result)
     # Nobody touches the cluster: the flush retries the pod once, at its time.
     wait_until(lambda: len(attempts(cluster)) == 2, timeout=15)
     retried = Cycle.objects.filter(cluster=cluster).order_by("-number").first()
-    assert retried is not None and retried.attempt == 2 and retried.scheduler_time >= 330.0
+    assert retried is not None and retried.attempt == 2
+    assert retried.scheduler_time >= first.scheduler_time + 300.0
     thread = dispatch.runner_thread(cluster.pk)
     if thread is not None:
         thread.join(timeout=10)
@@ -174,18 +186,17 @@ def test_a_wake_up_of_a_deleted_cluster_does_nothing() -> None:
     assert run_cluster(cluster.pk, wake_at=result.wake_at).stopped in (STOP_GONE, STOP_UP_TO_DATE)
 
 
-def test_deleting_a_cluster_stops_its_runner_within_a_second(
+def test_deleting_a_cluster_stops_its_runner_at_its_next_look(
     file_database: None, settings: Any
 ) -> None:
-    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 30  # it would linger that long with nothing to do
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 600  # it would linger that long with nothing to do
     cluster = stuck_cluster()
     thread = RunnerThread(cluster.pk)
     thread.start()
     wait_until(lambda: len(attempts(cluster)) == 1, timeout=20)
-    deleted_at = time.monotonic()
     services.cluster_delete(cluster=cluster)
-    thread.join(timeout=5)
-    assert not thread.is_alive() and time.monotonic() - deleted_at < 1.0
+    thread.join(timeout=60)  # a bound for a hang; idle, it would stay 600 s
+    assert not thread.is_alive()
     assert thread.result is not None and thread.result.stopped == STOP_GONE
 
 
@@ -195,9 +206,7 @@ def test_at_a_billion_times_wall_speed_the_loop_makes_progress_and_stops_on_time
     # Beyond what the API and forms accept (the loop must not depend on that): set directly.
     cluster = stuck_cluster()
     Cluster.objects.filter(pk=cluster.pk).update(speed=1e9)
-    started = time.monotonic()
     result = run_cluster(cluster.pk, max_seconds=2)
-    assert time.monotonic() - started < 10
     assert result.stopped == STOP_MAX_SECONDS and result.cycles >= 2
 
 
@@ -208,9 +217,8 @@ def test_a_runner_only_retrying_an_erroring_pod_gives_its_worker_up_and_wakes_fo
     # speed 100 is due every 0.1 wall seconds, always within the in-place wait.
     cluster = services.cluster_create(name="nowhere", speed=100.0)
     services.manifests_apply(cluster=cluster, text=BIG_POD)
-    started = time.monotonic()
-    result = run_cluster(cluster.pk)
-    assert time.monotonic() - started < FUTILE_SLICE + 3
+    # Without the slice it would retry until max_seconds (a bound for a hang, 30 slices).
+    result = run_cluster(cluster.pk, max_seconds=FUTILE_SLICE * 30)
     assert result.stopped == STOP_IDLE
     assert result.wake_in is not None and result.wake_in <= 0.2
     assert len(attempts(cluster)) >= 3

@@ -200,7 +200,7 @@ class Reader:
                 continue
             text = raw if isinstance(raw, str) else repr(raw)
             try:
-                result[str(resource)] = round_up_to_milli(Quantity.parse(text))
+                result[str(resource)] = round_up_to_milli(Quantity.parse(text, in_range=True))
             except QuantityError as error:
                 self.add(fe.invalid(entry_path, text, str(error)))
         return result

@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from schedviz.bench.manifests import UnsupportedObjectError
 from schedviz.bench.runner import BenchResult, run_engine
 from schedviz.bench.workloads import DEFAULT_NODES, WORKLOADS
+from schedviz.cluster.embedded import embedded_database_ready
 from schedviz.cluster.services import ServiceError
 from worker.bench_e2e import TIME_LIMIT_SECONDS, E2EError, run_e2e
 
@@ -124,6 +125,7 @@ class Command(BaseCommand):
         if options["mode"] == "engine":
             result = run_engine(workload, seed=options["seed"], threshold=spec.threshold)
         else:
+            embedded_database_ready()  # a fresh clone: no serve has migrated it yet
             try:
                 result = run_e2e(
                     workload,

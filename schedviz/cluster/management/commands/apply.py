@@ -3,6 +3,11 @@
 The cluster (one without an owner, unless ``--owner``) is created if missing. The files
 (or directories of them) are judged together: any error, and nothing is saved, not even the new
 cluster; every error goes to stderr and the exit status is 2.
+
+On the embedded database the command migrates it first, as ``serve`` does, and starts no runner:
+a runner thread of this process would die with it. A server running beside it (``serve``)
+sees the change in the change log and schedules it within a second; with none running, the next
+``serve`` does. In the distributed mode the runner's task goes to the workers as from the site.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from schedviz.cluster import ports
+from schedviz.cluster.embedded import embedded_database_ready
 from schedviz.cluster.services import ServiceError, cluster_get_or_create, manifests_apply_files
 
 
@@ -33,6 +40,8 @@ class Command(BaseCommand):
         parser.add_argument("--owner", metavar="USER", help="the owning user (default: none)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        embedded_database_ready()
+        ports.runners_elsewhere()
         owner = None
         if options["owner"]:
             owner = get_user_model().objects.filter(username=options["owner"]).first()

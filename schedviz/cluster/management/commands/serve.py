@@ -3,8 +3,9 @@
 Migrates the database, loads the built-in demo cluster when the database has no cluster yet,
 restarts the scheduler of every cluster that has pods waiting (a runner only starts on a change,
 and a restarted server has seen none; through the port the worker app registers,
-schedviz/cluster/ports.py), prints the URL, and serves HTTP and websockets with
-Daphne, static files included.
+schedviz/cluster/ports.py), watches for changes other processes commit (``manage.py apply``
+beside the server: ``ports.watch_for_work``), prints the URL, and serves HTTP and websockets
+with Daphne, static files included.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Command(BaseCommand):
                 services.manifests_apply_files(cluster=cluster, paths=[str(DEMO_CLUSTER)])
             self.stdout.write(f"Loaded the demo cluster ({cluster.name}).")
         self._resume_waiting_clusters()
+        ports.watch_for_work()
         host, port = options["host"], options["port"]
         self.stdout.write(f"schedviz is serving at http://{host}:{port}/")
         call_command("runserver", f"{host}:{port}", use_reloader=False, insecure_serving=True)
