@@ -43,7 +43,6 @@ from webui.forms import (
 )
 from webui.limits import limit_page_writes
 from webui.prediction_panel import lesson_context, predict_context
-from webui.workload_views import workloads_context
 
 DASHBOARD = "webui/dashboard/page.html"
 CLUSTERS = "webui/clusters/list.html"
@@ -191,7 +190,18 @@ DASHBOARD_FRAGMENTS = {"nodes", "pending", "queue", "feed", "controls"}
 
 @require_http_methods(["GET", "HEAD"])
 def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
-    cluster = _cluster(request, cluster_id)
+    return dashboard_page(request, _cluster(request, cluster_id))
+
+
+def dashboard_page(
+    request: HttpRequest,
+    cluster: Cluster,
+    *,
+    extra: dict[str, Any] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The dashboard (or, for htmx, the fragment it targets); ``extra`` on top of its context,
+    as when a form posted without JS is answered with the page and its errors."""
     query = presenters.NodeQuery.of(request.GET)
     context = presenters.dashboard_context(
         cluster=cluster,
@@ -201,16 +211,17 @@ def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
     )
     context.update(_forms(cluster))
     target = request.htmx.target if _is_htmx(request) else None  # type: ignore[attr-defined]
-    if target in DASHBOARD_FRAGMENTS:
+    if target in DASHBOARD_FRAGMENTS and request.method in ("GET", "HEAD"):
         return render(request, f"{DASHBOARD}#{target}", context)
     if query.node and presenters.node_get(cluster=cluster, name=query.node) is None:
         messages.error(request, f"No node named {query.node} in this cluster.")
     context["label_keys"] = presenters.label_keys(cluster=cluster)
     context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
     context.update(debugger_context(cluster=cluster))
-    context.update(workloads_context(cluster=cluster))
+    context["workloads"] = selectors.workload_list(cluster=cluster)
     context.update(_share_context(request, cluster))
-    return render(request, DASHBOARD, context)
+    context.update(extra or {})
+    return render(request, DASHBOARD, context, status=status)
 
 
 @require_http_methods(["GET", "HEAD"])
