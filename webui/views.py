@@ -40,6 +40,7 @@ from webui.forms import (
     PodForm,
     SpeedForm,
     add_service_errors,
+    input_messages,
 )
 from webui.limits import limit_page_writes
 from webui.prediction_panel import lesson_context, predict_context
@@ -89,7 +90,7 @@ def _create_cluster(form: ClusterCreateForm, owner: User | None) -> Cluster | No
                     services.manifests_apply(cluster=cluster, text=data["manifests"], source=source)
                 except ServiceError as error:
                     field = "upload" if data.get("upload") else "manifests"
-                    for message in error.errors:
+                    for message in input_messages(error.errors, data["manifests"]):
                         form.add_error(field, message)
                     raise
     except ServiceError as error:
@@ -390,9 +391,9 @@ def _create_alike(
     try:
         services.manifests_apply(cluster=cluster, text=form.manifests_text())
     except ServiceError as error:
-        # The objects are alike: the first one's errors are every one's.
+        # The objects are alike: the first one's errors are every one's, wherever it stood.
         first = [e for e in error.errors if go_quote(names[0]) in e] or error.errors
-        add_service_errors(form, first, routes, None)
+        add_service_errors(form, input_messages(first, ""), routes, None)
         raise
     return f"Created {kind} {_listed(names)}."
 
@@ -453,7 +454,7 @@ def manifests_apply(request: HttpRequest, cluster_id: int) -> HttpResponse:
         try:
             result = services.manifests_apply(cluster=cluster, text=form.cleaned_data["manifests"])
         except ServiceError as error:
-            for message in error.errors:
+            for message in input_messages(error.errors, form.cleaned_data["manifests"]):
                 form.add_error("manifests", message)
             raise
         listed = _listed(result.lines, 8) if result.lines else "Nothing to apply."
