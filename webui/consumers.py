@@ -13,7 +13,10 @@ the same partials the dashboard page renders (webui/templates/webui/dashboard/pa
 - ``cluster.status``: the runner's status, and the controls (the run state may have been
   changed in another browser), and the step debugger panel;
 - ``cluster.debug``: the step debugger panel (webui/debugger_panel.py), re-read from the
-  database: the runner stopped before a point, took a command or ended the cycle.
+  database: the runner stopped before a point, took a command or ended the cycle;
+- ``cluster.workloads``: the Workloads panel, re-read from the database with the next refresh
+  (also after a ``cluster.status``: a runner that starts has listed what was applied while none
+  ran); only what changed goes out.
 
 A runner that dies says nothing, so the consumer also reads the cluster's lease every
 ``RUNNER_WATCH_INTERVAL`` seconds: a lease held but not renewed in time is "offline", and when a
@@ -117,6 +120,17 @@ def _render_live(
     return frames.live(context)
 
 
+@database_sync_to_async
+def _render_workloads(cluster_id: int, frames: LiveFrames) -> str:
+    """What changed in the Workloads panel since ``frames`` last sent it."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return ""
+    return frames.workloads(
+        {"cluster": cluster, "workloads": selectors.workload_list(cluster=cluster)}
+    )
+
+
 _runner_state = database_sync_to_async(presenters.runner_state)
 
 
@@ -150,6 +164,8 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     requeue_events: dict[str, list[str]]
     scheduler_time: float
     _refresh: asyncio.Task[None] | None
+    # The Workloads panel is read again with the next refresh.
+    _workloads_due = False
     _refreshed_at: float
     _refresh_interval: float
     _watch: asyncio.Task[None] | None = None
@@ -197,6 +213,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             self.cluster_id
         )
         self.feed = deque(feed, maxlen=presenters.FEED_LENGTH)
+        self._workloads_due = True
         await self.send(
             text_data=self.frames.feed(self.feed)
             + render_to_string(f"{DASHBOARD}#queue", {"queue": queue, "oob": True})
@@ -276,6 +293,14 @@ class ClusterConsumer(AsyncWebsocketConsumer):
             + await self._predict_on_status(event)
             + await _render_debugger(cluster_id=self.cluster_id)
         )
+        self._workloads_due = True
+        self._refresh_soon()
+
+    async def cluster_workloads(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            await self._forward(event)
+            return
+        self._workloads_due = True
         self._refresh_soon()
 
     async def cluster_debug(self, event: dict[str, Any]) -> None:
@@ -363,6 +388,9 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         html = await _render_live(
             self.cluster_id, self.page, self.colour_by, self.node_query, self.frames
         )
+        if self._workloads_due:
+            self._workloads_due = False
+            html += await _render_workloads(self.cluster_id, self.frames)
         self._refreshed_at = time.monotonic()
         took = self._refreshed_at - started
         self._refresh_interval = max(REFRESH_INTERVAL, REFRESH_DUTY * took)

@@ -27,7 +27,38 @@ MAX_COUNT = 500
 _INVALID = re.compile(r"^(?P<head>.*? is invalid): (?P<body>.*)$", re.S)
 # Where one field error of a bracketed list ends: ", " followed by the next field path.
 _NEXT_FIELD = re.compile(r", (?=[a-zA-Z][\w.\[\]/-]*: )")
-_FIELD_PATH = re.compile(r"^(?:document \d+ of [^:]+: )?(?P<path>[a-zA-Z][\w.\[\]/-]*): ")
+_FIELD_PATH = re.compile(r"^(?:document \d+(?: of [^:]+)?: )?(?P<path>[a-zA-Z][\w.\[\]/-]*): ")
+# The loader's location of an error in text given without a file name (the services' default
+# source), and the lines that start a YAML document.
+_INPUT_DOCUMENT = re.compile(r"\bdocument (?P<index>\d+) of <input>(?P<sep>: |, )")
+_DOCUMENT_START = re.compile(r"^---", re.M)
+
+
+def document_count(text: str) -> int:
+    """How many YAML documents ``text`` holds (blank and comment-only ones not counted; JSON is
+    one), to say where an error is the way the person typed it."""
+    if text.lstrip()[:1] in ("{", "["):
+        return 1
+    chunks = _DOCUMENT_START.split(text)
+    return sum(
+        1
+        for chunk in chunks
+        if any(line.strip() and not line.lstrip().startswith("#") for line in chunk.splitlines())
+    )
+
+
+def input_messages(messages: list[str], text: str) -> list[str]:
+    """The services' messages about text typed into a form, located as the person reads it:
+    ``document 1 of <input>: ...`` loses its location when the text is one document (a list
+    item keeps its path) and reads ``document 3: ...`` when there are several."""
+    single = document_count(text) <= 1
+
+    def located(match: re.Match[str]) -> str:
+        if single:
+            return ""
+        return f"document {match['index']}{match['sep']}"
+
+    return [_INPUT_DOCUMENT.sub(located, message) for message in messages]
 
 
 def split_service_message(message: str) -> list[tuple[str, str]]:

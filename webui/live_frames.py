@@ -5,7 +5,8 @@ of every piece it sent (the node grid's head, each node card, the pending list, 
 the feed) and a new frame carries only the pieces whose HTML differs, each as an
 ``hx-swap-oob`` fragment rendered from the dashboard's own partials. When the grid's cards
 change set or order (a node added, a filter or page that now holds others) the whole grid goes
-out once, as it does in the first frame.
+out once, as it does in the first frame. The Workloads panel goes the same way: whole when its
+workloads change, else only the pod counts that changed.
 
 Before this, every refresh sent the whole grid and the pending list: ~100 KB a frame at 48 cards
 of a 1200-node cluster, for one pod bound (``manage.py pagebench`` measures both).
@@ -19,10 +20,11 @@ from typing import Any
 from django.template.loader import render_to_string
 
 DASHBOARD = "webui/dashboard/page.html"
+WORKLOADS = "webui/dashboard/workloads.html"
 
 
-def _render(part: str, context: Mapping[str, Any]) -> str:
-    return render_to_string(f"{DASHBOARD}#{part}", dict(context))
+def _render(part: str, context: Mapping[str, Any], template: str = DASHBOARD) -> str:
+    return render_to_string(f"{template}#{part}", dict(context))
 
 
 class LiveFrames:
@@ -35,6 +37,8 @@ class LiveFrames:
         self.pending: str | None = None
         self.feed_items: dict[int, str] = {}
         self.feed_order: tuple[int, ...] | None = None
+        self.workload_pods: dict[str, str] = {}
+        self.workload_set: tuple[tuple[str, bool, str], ...] | None = None
 
     # ------------------------------------------------------------------ node grid, pending
 
@@ -67,6 +71,25 @@ class LiveFrames:
             return ""
         self.pending = html
         return html
+
+    # ------------------------------------------------------------------ workloads
+
+    def workloads(self, context: Mapping[str, Any]) -> str:
+        """The Workloads panel (``cluster`` and ``workloads``): the whole panel when a workload
+        came, went or changed how it is scaled; otherwise only the pod counts that changed, so a
+        replicas field being typed in is left alone."""
+        workloads = list(context["workloads"])
+        shape = tuple((w.key, w.scalable, w.managed_by) for w in workloads)
+        counts = {
+            w.key: _render("workload_pods", {"w": w, "oob_part": True}, WORKLOADS)
+            for w in workloads
+        }
+        if shape != self.workload_set:
+            self.workload_set, self.workload_pods = shape, counts
+            return _render("workloads", {**context, "oob": True}, WORKLOADS)
+        frame = [html for key, html in counts.items() if self.workload_pods.get(key) != html]
+        self.workload_pods = counts
+        return "".join(frame)
 
     # ------------------------------------------------------------------ the cycle feed
 

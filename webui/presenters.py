@@ -42,6 +42,7 @@ from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.types import ActionType, ClusterEvent
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore
+from webui import quantities
 
 NODES_PER_PAGE = 48
 CHIPS_PER_NODE = 16
@@ -124,17 +125,6 @@ class NodeCard:
     zone: str = ""
     verdict: str = ""
     focused: bool = False
-
-
-def _cpu(milli: int) -> str:
-    return f"{milli}m" if milli < 1000 and milli % 1000 else f"{milli / 1000:g}"
-
-
-def _memory(amount: int) -> str:
-    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if amount >= size:
-            return f"{amount / size:.3g}{unit}"
-    return str(amount)
 
 
 def _bar(label: str, requested: int, allocatable: int, show: Any) -> Bar:
@@ -358,9 +348,12 @@ def node_page(
     shown = list(current.object_list)
     chips: dict[str, list[PodChip]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
+    # The most recently written first (a pod just bound among them), so a full card's chips
+    # always show the pod just placed and "+N more" counts older ones.
     bound = (
         selectors.pod_list(cluster=cluster)
         .filter(node_name__in=shown)
+        .order_by("-resource_version", "namespace", "name")
         .values_list("namespace", "name", "node_name", "priority")
     )
     for namespace, name, node_name, priority in bound.iterator():
@@ -391,13 +384,13 @@ def node_page(
                         "CPU",
                         summary.requested.get(RESOURCE_CPU, 0),
                         summary.allocatable.get(RESOURCE_CPU, 0),
-                        _cpu,
+                        quantities.cpu,
                     ),
                     _bar(
                         "Memory",
                         summary.requested.get(RESOURCE_MEMORY, 0),
                         summary.allocatable.get(RESOURCE_MEMORY, 0),
-                        _memory,
+                        quantities.memory,
                     ),
                     _bar(
                         "Pods",
@@ -434,12 +427,11 @@ class Domain:
 
     @property
     def free_cpu(self) -> str:
-        return _cpu(self.free(RESOURCE_CPU))
+        return quantities.cpu(self.free(RESOURCE_CPU))
 
     @property
     def free_memory(self) -> str:
-        free = self.free(RESOURCE_MEMORY)
-        return _memory(free) if free >= 0 else "-" + _memory(-free)
+        return quantities.memory(self.free(RESOURCE_MEMORY))
 
     @property
     def free_pods(self) -> int:

@@ -1,7 +1,7 @@
 """A score cell of the trace page, opened: how one plugin scored one node in one cycle.
 
 The fragment (htmx) and the page (a plain link) show the same partial; what it says is built by
-webui/score_explain.py. Views parse input, call one selector, and render.
+webui/score_explain/. Views parse input, call one selector, and render.
 """
 
 from __future__ import annotations

@@ -40,10 +40,10 @@ from webui.forms import (
     PodForm,
     SpeedForm,
     add_service_errors,
+    input_messages,
 )
 from webui.limits import limit_page_writes
 from webui.prediction_panel import lesson_context, predict_context
-from webui.workload_views import workloads_context
 
 DASHBOARD = "webui/dashboard/page.html"
 CLUSTERS = "webui/clusters/list.html"
@@ -90,7 +90,7 @@ def _create_cluster(form: ClusterCreateForm, owner: User | None) -> Cluster | No
                     services.manifests_apply(cluster=cluster, text=data["manifests"], source=source)
                 except ServiceError as error:
                     field = "upload" if data.get("upload") else "manifests"
-                    for message in error.errors:
+                    for message in input_messages(error.errors, data["manifests"]):
                         form.add_error(field, message)
                     raise
     except ServiceError as error:
@@ -191,7 +191,18 @@ DASHBOARD_FRAGMENTS = {"nodes", "pending", "queue", "feed", "controls"}
 
 @require_http_methods(["GET", "HEAD"])
 def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
-    cluster = _cluster(request, cluster_id)
+    return dashboard_page(request, _cluster(request, cluster_id))
+
+
+def dashboard_page(
+    request: HttpRequest,
+    cluster: Cluster,
+    *,
+    extra: dict[str, Any] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The dashboard (or, for htmx, the fragment it targets); ``extra`` on top of its context,
+    as when a form posted without JS is answered with the page and its errors."""
     query = presenters.NodeQuery.of(request.GET)
     context = presenters.dashboard_context(
         cluster=cluster,
@@ -201,16 +212,17 @@ def dashboard(request: HttpRequest, cluster_id: int) -> HttpResponse:
     )
     context.update(_forms(cluster))
     target = request.htmx.target if _is_htmx(request) else None  # type: ignore[attr-defined]
-    if target in DASHBOARD_FRAGMENTS:
+    if target in DASHBOARD_FRAGMENTS and request.method in ("GET", "HEAD"):
         return render(request, f"{DASHBOARD}#{target}", context)
     if query.node and presenters.node_get(cluster=cluster, name=query.node) is None:
         messages.error(request, f"No node named {query.node} in this cluster.")
     context["label_keys"] = presenters.label_keys(cluster=cluster)
     context.update(lesson_context(cluster=cluster), **predict_context(cluster=cluster))
     context.update(debugger_context(cluster=cluster))
-    context.update(workloads_context(cluster=cluster))
+    context["workloads"] = selectors.workload_list(cluster=cluster)
     context.update(_share_context(request, cluster))
-    return render(request, DASHBOARD, context)
+    context.update(extra or {})
+    return render(request, DASHBOARD, context, status=status)
 
 
 @require_http_methods(["GET", "HEAD"])
@@ -379,9 +391,9 @@ def _create_alike(
     try:
         services.manifests_apply(cluster=cluster, text=form.manifests_text())
     except ServiceError as error:
-        # The objects are alike: the first one's errors are every one's.
+        # The objects are alike: the first one's errors are every one's, wherever it stood.
         first = [e for e in error.errors if go_quote(names[0]) in e] or error.errors
-        add_service_errors(form, first, routes, None)
+        add_service_errors(form, input_messages(first, ""), routes, None)
         raise
     return f"Created {kind} {_listed(names)}."
 
@@ -442,7 +454,7 @@ def manifests_apply(request: HttpRequest, cluster_id: int) -> HttpResponse:
         try:
             result = services.manifests_apply(cluster=cluster, text=form.cleaned_data["manifests"])
         except ServiceError as error:
-            for message in error.errors:
+            for message in input_messages(error.errors, form.cleaned_data["manifests"]):
                 form.add_error("manifests", message)
             raise
         listed = _listed(result.lines, 8) if result.lines else "Nothing to apply."

@@ -12,9 +12,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from schedviz.cluster import selectors, services
 from schedviz.cluster.models import Cluster
-from schedviz.cluster.services import ObjectNotFound, ObjectRef, ServiceError
+from schedviz.cluster.services import Conflict, ObjectNotFound, ObjectRef, ServiceError
 from webui import access
 from webui.limits import limit_page_writes
+from webui.views import dashboard_page
 
 WORKLOADS = "webui/dashboard/workloads.html"
 CONFIRM = "webui/dashboard/workload_confirm.html"
@@ -27,15 +28,26 @@ class ScaleForm(forms.Form):
     replicas = forms.IntegerField(min_value=0, max_value=MAX_REPLICAS)
 
 
-def workloads_context(*, cluster: Cluster) -> dict[str, object]:
-    return {"workloads": selectors.workload_list(cluster=cluster)}
-
-
-def _answer(request: HttpRequest, cluster: Cluster) -> HttpResponse:
-    """htmx: the panel again; a plain request: back to the dashboard, at the panel."""
+def _answer(
+    request: HttpRequest,
+    cluster: Cluster,
+    *,
+    workload: str = "",
+    errors: list[str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """htmx: the panel again, with the refusal under its workload; a plain request: back to
+    the dashboard at the panel, or (refused) the dashboard itself with the refusal in place."""
+    scale_error = {"workload": workload, "errors": errors} if errors else None
     if getattr(request, "htmx", False):
-        context = {"cluster": cluster, **workloads_context(cluster=cluster)}
-        return render(request, f"{WORKLOADS}#workloads", context)
+        context = {
+            "cluster": cluster,
+            "workloads": selectors.workload_list(cluster=cluster),
+            "scale_error": scale_error,
+        }
+        return render(request, f"{WORKLOADS}#workloads", context, status=status)
+    if scale_error is not None:
+        return dashboard_page(request, cluster, extra={"scale_error": scale_error}, status=status)
     url = reverse("webui:dashboard", kwargs={"cluster_id": cluster.pk})
     return HttpResponseRedirect(f"{url}#workloads")
 
@@ -46,11 +58,11 @@ def workload_scale(
     request: HttpRequest, cluster_id: int, kind: str, namespace: str, name: str
 ) -> HttpResponse:
     cluster = access.cluster_for(request, cluster_id)
+    workload = f"{kind}/{namespace}/{name}"
     form = ScaleForm(request.POST)
     if not form.is_valid():
-        for error in form.errors.get("replicas", []):
-            messages.error(request, f"Scale {kind} {namespace}/{name}: replicas: {error}")
-        return _answer(request, cluster)
+        errors = [f"replicas: {error}" for error in form.errors.get("replicas", [])]
+        return _answer(request, cluster, workload=workload, errors=errors, status=400)
     try:
         services.workload_scale(
             cluster=cluster,
@@ -62,8 +74,8 @@ def workload_scale(
     except ObjectNotFound:
         raise Http404("no such workload") from None
     except ServiceError as error:
-        for message in error.errors:
-            messages.error(request, message)
+        status = 409 if isinstance(error, Conflict) else 400
+        return _answer(request, cluster, workload=workload, errors=error.errors, status=status)
     return _answer(request, cluster)
 
 

@@ -4,8 +4,11 @@ Messages go to the cluster's group (schedviz/cluster/live.py, the contract the c
 webui/consumers.py reads):
 ``cluster.cycles`` (cycle summaries, batched), ``cluster.queue`` (the scheduling queue, at most
 one message per ``QUEUE_INTERVAL``; intermediate states are dropped, the latest is kept),
-``cluster.status`` (the runner's state) and ``cluster.debug`` (the step debugger moved). A fast
-run never floods the layer: sending is paced by the runner's loop and nothing waits in a backlog.
+``cluster.status`` (the runner's state), ``cluster.debug`` (the step debugger moved) and
+``cluster.workloads`` (a workload or a pod it controls changed, at most one per
+``WORKLOADS_INTERVAL``: the runner's store calls ``object_changed`` for every object it follows).
+A fast run never floods the layer: sending is paced by the runner's loop and nothing waits in a
+backlog.
 
 In embedded mode the channel layer lives in memory, in the server's event loop; a runner thread
 hands its sends to that loop (``loop``) instead of running them in a loop of its own, since the
@@ -30,10 +33,12 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from schedviz.cluster import live
+from schedviz.kube.objects import Pod, Workload
 
 logger = logging.getLogger(__name__)
 
 QUEUE_INTERVAL = 0.25
+WORKLOADS_INTERVAL = 0.5
 CYCLES_INTERVAL = 0.25
 # Summaries kept per cycles message; older ones in the same interval are counted, not sent.
 CYCLES_PER_MESSAGE = 200
@@ -67,6 +72,8 @@ class Publisher:
         self._queue_state: QueueState | None = None
         self._queue_sent_at = float("-inf")
         self._last_status: dict[str, Any] | None = None
+        self._workloads_changed = False
+        self._workloads_sent_at = float("-inf")
         # While sending fails: when to try again, and how many messages were skipped.
         self._retry_at: float | None = None
         self._skipped = 0
@@ -87,6 +94,16 @@ class Publisher:
         """Offers the queue; ``state`` is only called when a message goes out, so the latest
         state offered is the one sent."""
         self._queue_state = state
+
+    def object_changed(self, event_type: str, old: Any, new: Any) -> None:
+        """A store watcher: notes a change the Workloads panel shows (a workload itself, a pod
+        a controller owns added, deleted or bound), sent with the next ``flush`` that is due."""
+        obj = new if new is not None else old
+        if isinstance(obj, Workload):
+            self._workloads_changed = True
+        elif isinstance(obj, Pod) and any(o.controller for o in obj.owner_references):
+            moved = old is None or new is None or old.node_name != new.node_name
+            self._workloads_changed = self._workloads_changed or moved
 
     def status(self, runner: str, **extra: Any) -> None:
         self._last_status = live.status_message(runner, **extra)
@@ -110,6 +127,12 @@ class Publisher:
             self._queue_state = None
             self._queue_sent_at = now
             self._send(live.queue_message(queue, pending))
+        if self._workloads_changed and (
+            force or now - self._workloads_sent_at >= WORKLOADS_INTERVAL
+        ):
+            self._workloads_changed = False
+            self._workloads_sent_at = now
+            self._send(live.workloads_message())
 
     def close(self) -> None:
         if self._own_loop is not None:

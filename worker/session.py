@@ -178,6 +178,7 @@ class Session(SessionClock, ControllersSync, SessionRecords):
         # controller's next ordinal is due (services.workload_sync).
         self.ordinals_due: set[tuple[str, str]] = set()
         self.store.watch(self._on_pod_bound)
+        self.store.watch(self.publisher.object_changed)
         # Cycle numbers go on from the last runner's.
         last = Cycle.objects.filter(cluster=cluster).aggregate(m=Max("number"))["m"]
         self.scheduler.cycle_count = last or 0

@@ -12,7 +12,10 @@ is a dict whose ``type`` names the consumer's handler (Channels turns ``cluster.
   and ``pending``, the number of pods not bound;
 - ``cluster.status``: ``runner`` (``running``, ``idle`` or ``offline``) and what else is known
   (``clock`` and ``paused`` while running, ``stopped`` and the run's figures once idle);
-- ``cluster.debug``: the step debugger moved; its fields are the debugger's (docs/live-system.md).
+- ``cluster.debug``: the step debugger moved; its fields are the debugger's (docs/live-system.md);
+- ``cluster.workloads``: a workload, or a pod one controls, was added, changed (bound) or
+  deleted; no fields: the watcher reads the workloads (``GET .../workloads``, the dashboard's
+  panel) again.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ CYCLES = "cluster.cycles"
 QUEUE = "cluster.queue"
 STATUS = "cluster.status"
 DEBUG = "cluster.debug"
+WORKLOADS = "cluster.workloads"
 
 
 def group_name(cluster_id: int) -> str:
@@ -62,3 +66,7 @@ def status_message(runner: str, **extra: Any) -> dict[str, Any]:
 
 def debug_message(**fields: Any) -> dict[str, Any]:
     return {"type": DEBUG, **fields}
+
+
+def workloads_message() -> dict[str, Any]:
+    return {"type": WORKLOADS}

@@ -37,7 +37,7 @@ from schedviz.cluster.services import (
     api_token_hash,
     scheduler_config_document,
 )
-from schedviz.cluster.services.workloads import controller_uid
+from schedviz.cluster.services.workloads import controller_of, controller_uid
 from schedviz.controllers.workloads import job_active_count
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import go_quote
@@ -423,9 +423,15 @@ class WorkloadSummary:
     created: int
     bound: int
     scalable: bool
+    # "Deployment/<name>" for a ReplicaSet a Deployment manages (scaled through it only).
+    managed_by: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        listed: dict[str, Any] = {
             "kind": self.kind,
             "namespace": self.namespace,
             "name": self.name,
@@ -434,6 +440,9 @@ class WorkloadSummary:
             "bound": self.bound,
             "scalable": self.scalable,
         }
+        if self.managed_by:
+            listed["managedBy"] = self.managed_by
+        return listed
 
 
 def workload_list(*, cluster: Cluster) -> list[WorkloadSummary]:
@@ -468,6 +477,10 @@ def workload_list(*, cluster: Cluster) -> list[WorkloadSummary]:
             desired = job_active_count(workload)
         elif isinstance(workload, DaemonSet):
             desired = len(bound)
+        controller = controller_of(workload.manifest) if workload.kind == "ReplicaSet" else None
+        managed_by = (
+            f"Deployment/{controller[1]}" if controller and controller[0] == "Deployment" else ""
+        )
         summaries.append(
             WorkloadSummary(
                 kind=workload.kind,
@@ -476,7 +489,8 @@ def workload_list(*, cluster: Cluster) -> list[WorkloadSummary]:
                 desired=desired,
                 created=len(bound),
                 bound=sum(bound),
-                scalable=workload.kind in SCALABLE_KINDS,
+                scalable=workload.kind in SCALABLE_KINDS and not managed_by,
+                managed_by=managed_by,
             )
         )
     return summaries

@@ -85,6 +85,23 @@ def test_bad_scale_requests_are_400_naming_the_field(
     assert Pod.objects.filter(cluster=cluster).count() == 2
 
 
+def test_a_deployments_replica_set_is_listed_as_managed_and_its_scale_is_409(
+    client: Client, auth: dict[str, Any], cluster: Cluster
+) -> None:
+    listed = client.get(f"/api/clusters/{cluster.id}/workloads", **auth).json()
+    replica_set = next(w for w in listed if w["kind"] == "ReplicaSet")
+    assert replica_set["scalable"] is False
+    assert replica_set["managedBy"] == "Deployment/web"
+    url = f"/api/clusters/{cluster.id}/workloads/replicasets/shop/{replica_set['name']}/scale"
+    answer = client.post(url, {"replicas": 4}, content_type="application/json", **auth)
+    assert answer.status_code == 409
+    assert answer.json()["errors"] == [
+        f"ReplicaSet shop/{replica_set['name']} is managed by Deployment shop/web: "
+        "scale the Deployment"
+    ]
+    assert Pod.objects.filter(cluster=cluster).count() == 2
+
+
 def test_someone_elses_workloads_are_404(client: Client, cluster: Cluster) -> None:
     other = services.api_token_create(username="bob")
     auth = {"HTTP_AUTHORIZATION": f"Token {other.key}"}

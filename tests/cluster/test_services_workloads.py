@@ -171,6 +171,32 @@ def test_scale_refuses_bad_input_and_saves_nothing(cluster: Cluster) -> None:
     assert Change.objects.filter(cluster=cluster).count() == changes
 
 
+def test_a_replica_set_a_deployment_manages_is_scaled_only_through_it(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("Deployment", "web", replicas=1))
+    replica_set = ReplicaSet.objects.get(cluster=cluster)
+    changes = Change.objects.filter(cluster=cluster).count()
+    with pytest.raises(services.Conflict) as caught:
+        services.workload_scale(
+            cluster=cluster,
+            kind="ReplicaSet",
+            namespace="default",
+            name=replica_set.name,
+            replicas=4,
+        )
+    assert caught.value.errors == [
+        f"ReplicaSet default/{replica_set.name} is managed by Deployment default/web: "
+        "scale the Deployment"
+    ]
+    assert Change.objects.filter(cluster=cluster).count() == changes
+    assert len(pods_of(cluster)) == 1
+    # A ReplicaSet of its own scales as before.
+    services.manifests_apply(cluster=cluster, text=workload("ReplicaSet", "alone", replicas=1))
+    services.workload_scale(
+        cluster=cluster, kind="ReplicaSet", namespace="default", name="alone", replicas=2
+    )
+    assert len(pods_of(cluster)) == 3
+
+
 def test_an_invalid_workload_saves_nothing(cluster: Cluster) -> None:
     text = workload("Deployment", "web") + "---\n" + workload("Deployment", "Bad_Name")
     with pytest.raises(ServiceError):

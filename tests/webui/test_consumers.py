@@ -333,3 +333,28 @@ async def test_api_clients_hear_of_a_runner_gone_offline(monkeypatch: pytest.Mon
         "stopped": "the runner stopped renewing its lease",
     }
     await communicator.disconnect()
+
+
+async def test_a_workloads_message_pushes_the_workloads_panel_and_json_clients_get_it() -> None:
+    cluster = await sync_to_async(Cluster.objects.create)(name="c")
+    browser = _communicator(cluster.pk, AnonymousUser(), query="")
+    script = _communicator(cluster.pk, AnonymousUser())
+    assert (await browser.connect())[0] and (await script.connect())[0]
+    await receive_initial_state(script)
+    # On connect the panel as it is: nothing applied yet.
+    first = await _receive_until(browser, 'id="workloads"')
+    assert 'Workloads <span class="count">0</span>' in first
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+        "spec: {replicas: 3, selector: {matchLabels: {app: web}}, template: {metadata: "
+        "{labels: {app: web}}, spec: {containers: [{name: c, image: i}]}}}"
+    )
+    await sync_to_async(services.manifests_apply)(cluster=cluster, text=deployment)
+    await get_channel_layer().group_send(group_name(cluster.pk), {"type": "cluster.workloads"})
+    panel = await _receive_until(browser, 'id="workloads"')
+    assert 'hx-swap-oob="true"' in panel
+    assert 'Workloads <span class="count">2</span>' in panel
+    assert "3 desired · 3 created · 0 bound" in panel
+    assert json.loads(await script.receive_from()) == {"type": "cluster.workloads"}
+    await browser.disconnect()
+    await script.disconnect()

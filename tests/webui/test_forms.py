@@ -9,6 +9,8 @@ from webui.forms import (
     POD_ROUTES,
     PodForm,
     add_service_errors,
+    document_count,
+    input_messages,
     parse_labels,
     parse_node_affinity,
     parse_taints,
@@ -127,3 +129,37 @@ def test_service_errors_land_on_their_fields_or_on_the_form() -> None:
     assert "nodeSelector" in form.errors["node_selector"][0]
     assert form.errors["name"] == ['pods "p" already exists']
     assert form.non_field_errors() == ["something else entirely"]
+
+
+@pytest.mark.parametrize(
+    ("text", "documents"),
+    [
+        ("kind: Pod", 1),
+        ("---\nkind: Pod\n", 1),
+        ("kind: Pod\n---\n# only a comment\n---\n", 1),
+        ("kind: Pod\n---\nkind: Node\n---\nkind: Pod", 3),
+        ('{"kind": "List", "items": []}', 1),
+        ("", 0),
+    ],
+)
+def test_documents_are_counted_as_the_person_typed_them(text: str, documents: int) -> None:
+    assert document_count(text) == documents
+
+
+def test_errors_of_typed_input_say_which_document_only_when_there_are_several() -> None:
+    messages = [
+        'document 1 of <input>: Pod "a" is invalid: spec.containers: Required value',
+        "document 1 of <input>, items[2]: expected an object, got string",
+    ]
+    assert input_messages(messages, "kind: Pod") == [
+        'Pod "a" is invalid: spec.containers: Required value',
+        "items[2]: expected an object, got string",
+    ]
+    several = input_messages(messages, "kind: Pod\n---\nkind: Pod\n---\nkind: Pod")
+    assert several == [
+        'document 1: Pod "a" is invalid: spec.containers: Required value',
+        "document 1, items[2]: expected an object, got string",
+    ]
+    # A file's name stays: it says where to look.
+    named = ["document 3 of pods.yaml: expected an object, got string"]
+    assert input_messages(named, "a: 1") == named

@@ -92,3 +92,45 @@ def test_the_feed_prepends_new_cycles_and_deletes_the_ones_that_fell_off() -> No
     assert 'id="feed-cycle-2"' not in frame
     assert frame.endswith('<li id="feed-cycle-1" hx-swap-oob="delete"></li>')
     assert frames.feed([_entry(4), _entry(3), _entry(2)]) == ""
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def _workloads(cluster: Cluster) -> dict[str, Any]:
+    from schedviz.cluster import selectors
+
+    return {"cluster": cluster, "workloads": selectors.workload_list(cluster=cluster)}
+
+
+def test_the_workloads_panel_goes_whole_when_workloads_change_else_only_changed_counts() -> None:
+    from schedviz.cluster.models import Pod
+
+    cluster = services.cluster_create(name="w")
+    services.manifests_apply(cluster=cluster, text=NODES)
+    frames = LiveFrames()
+    empty = frames.workloads(_workloads(cluster))
+    assert 'id="workloads"' in empty and 'hx-swap-oob="true"' in empty
+    assert frames.workloads(_workloads(cluster)) == ""
+    services.manifests_apply(cluster=cluster, text=DEPLOYMENT)
+    whole = frames.workloads(_workloads(cluster))
+    assert 'id="workloads"' in whole and 'Workloads <span class="count">2</span>' in whole
+    pod = Pod.objects.filter(cluster=cluster).order_by("name").first()
+    assert pod is not None
+    services.pod_bind(cluster=cluster, namespace=pod.namespace, name=pod.name, node_name="n-00")
+    counts = frames.workloads(_workloads(cluster))
+    # The Deployment's and its ReplicaSet's counts, not the panel (nor its replicas fields).
+    assert 'id="workloads"' not in counts and 'name="replicas"' not in counts
+    assert counts.count('class="workload-pods"') == 2
+    assert counts.count("2 desired · 2 created · 1 bound") == 2
+    assert frames.workloads(_workloads(cluster)) == ""

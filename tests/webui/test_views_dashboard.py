@@ -112,8 +112,8 @@ status: {allocatable: {memory: -1Gi}}
     assert not Cluster.objects.filter(name="bad").exists()
     assert not Node.objects.exists()
     body = response.content.decode()
-    assert "document 3 of &lt;input&gt;" in body and "requests[cpu]" in body
-    assert "document 4 of &lt;input&gt;" in body
+    assert "document 3: " in body and "requests[cpu]" in body
+    assert "document 4: " in body and "&lt;input&gt;" not in body
 
 
 def test_a_taken_name_is_an_error_on_the_name_field(client: Client, cluster: Cluster) -> None:
@@ -504,7 +504,17 @@ def test_the_yaml_editor_applies_or_shows_each_error_with_its_document(
     response = client.post(_url(cluster, "apply/"), {"manifests": "kind: Pod\n---\n: :"}, **HTMX)
     assert response.status_code == 400
     body = response.content.decode()
-    assert "document 1 of &lt;input&gt;" in body and "document 2 of &lt;input&gt;" in body
+    # Several documents: each error says which, without the loader's "of <input>".
+    assert "document 1: " in body and "document 2: " in body
+    assert "&lt;input&gt;" not in body
+    # One document: no location at all, the message as the API server words it.
+    single = client.post(
+        _url(cluster, "apply/"), {"manifests": "apiVersion: v1\nkind: Pod\nmetadata: {}"}, **HTMX
+    )
+    assert single.status_code == 400
+    text = single.content.decode()
+    assert "metadata.name: Required value" in text
+    assert "document 1" not in text and "&lt;input&gt;" not in text
     response = client.post(
         _url(cluster, "apply/"),
         {"manifests": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}"},
@@ -716,6 +726,20 @@ def test_the_grid_grouped_by_a_label_counts_pods_and_free_resources_per_domain(
     assert domains["zone-b"].free_memory == "199Gi"
     body = response.content.decode()
     assert "label=topology.kubernetes.io/zone%3Dzone-b" in body
+
+
+def test_a_domains_large_free_memory_reads_in_a_larger_unit_not_an_exponent(
+    client: Client,
+) -> None:
+    cluster = services.cluster_create(name="big")
+    text = "\n---\n".join(
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n-{i}, labels: {{zone: z}}}}\n"
+        "status: {allocatable: {cpu: '2', memory: 53000Gi, pods: '10'}}"
+        for i in range(2)
+    )
+    services.manifests_apply(cluster=cluster, text=text)
+    body = client.get(_url(cluster, "domains/?group=zone")).content.decode()
+    assert "<td>104Ti</td>" in body and "e+" not in body
 
 
 def test_a_live_clusters_queue_panel_counts_from_the_clock_now_not_the_last_save(

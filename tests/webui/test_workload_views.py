@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from schedviz.cluster import services
-from schedviz.cluster.models import Cluster, Deployment, Pod
+from schedviz.cluster.models import Cluster, Deployment, Pod, ReplicaSet
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,8 @@ def test_the_panel_lists_scales_and_deletes_after_confirmation(
     assert plain.status_code == 302
     assert Pod.objects.filter(cluster=cluster).count() == 1
     refused = client.post(url("workload_scale", cluster), {"replicas": "-4"})
-    assert refused.status_code == 302
+    assert refused.status_code == 400
+    assert "replicas: Ensure this value is greater than or equal to 0." in refused.content.decode()
     assert Pod.objects.filter(cluster=cluster).count() == 1
 
     confirm = client.get(url("workload_delete", cluster))
@@ -100,4 +101,45 @@ def test_someone_else_cannot_scale(client: Client, cluster: Cluster) -> None:
     client.login(username="bob", password="pw")
     answer = client.post(url("workload_scale", cluster), {"replicas": "5"})
     assert answer.status_code == 404
+    assert Pod.objects.filter(cluster=cluster).count() == 2
+
+
+def test_scaling_past_the_pod_limit_answers_the_error_in_the_panel(
+    client: Client, cluster: Cluster, settings: Any
+) -> None:
+    settings.SCHEDVIZ_MAX_PODS_PER_CLUSTER = 10
+    htmx = client.post(url("workload_scale", cluster), {"replicas": "50"}, HTTP_HX_REQUEST="true")
+    assert htmx.status_code == 400
+    panel = htmx.content.decode()
+    assert panel.lstrip().startswith('<section id="workloads"')
+    assert 'id="scale-error"' in panel
+    assert "more pods than a cluster may hold (10, SCHEDVIZ_MAX_PODS_PER_CLUSTER)" in panel
+    assert "2 desired · 2 created" in panel
+    # Without JS: the dashboard itself, the refusal under the workload, nothing kept for later.
+    plain = client.post(url("workload_scale", cluster), {"replicas": "50"})
+    assert plain.status_code == 400
+    page = plain.content.decode()
+    assert 'id="scale-error"' in page and 'id="nodes"' in page
+    assert "more pods than a cluster may hold" in page
+    assert Pod.objects.filter(cluster=cluster).count() == 2
+    after = client.get(reverse("webui:dashboard", args=[cluster.pk])).content.decode()
+    assert "more pods than a cluster may hold" not in after
+
+
+def test_a_deployments_replica_set_is_not_scaled_on_its_own(
+    client: Client, cluster: Cluster
+) -> None:
+    page = client.get(reverse("webui:dashboard", args=[cluster.pk])).content.decode()
+    (replica_set,) = ReplicaSet.objects.filter(cluster=cluster)
+    scale_rs = reverse(
+        "webui:workload_scale", args=[cluster.pk, "ReplicaSet", "shop", replica_set.name]
+    )
+    assert scale_rs not in page
+    assert "managed by <bdi>Deployment/web</bdi>" in page
+    refused = client.post(scale_rs, {"replicas": "4"}, HTTP_HX_REQUEST="true")
+    assert refused.status_code == 409
+    assert (
+        f"ReplicaSet shop/{replica_set.name} is managed by Deployment shop/web: scale the "
+        "Deployment" in refused.content.decode()
+    )
     assert Pod.objects.filter(cluster=cluster).count() == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -13,6 +14,7 @@ from worker.publish import (
     CYCLES_PER_MESSAGE,
     PUBLISH_RETRY_SECONDS,
     QUEUE_INTERVAL,
+    WORKLOADS_INTERVAL,
     Publisher,
     QueueState,
 )
@@ -183,3 +185,31 @@ def test_while_the_layer_is_down_messages_are_skipped_then_sending_resumes_with_
     assert layer.sent[-1][1] == {"type": "cluster.status", "runner": "running", "paused": False}
     assert any("works again; 3 message(s) were skipped" in r.getMessage() for r in caplog.records)
     sender.close()
+
+
+def test_a_workload_or_a_pod_it_controls_changing_becomes_one_workloads_message() -> None:
+    from schedviz.kube.objects import Deployment, OwnerReference, Pod
+
+    pub, layer, clock = publisher()
+    owned = (OwnerReference(kind="ReplicaSet", name="web-1", uid="u", controller=True),)
+    pending = Pod(name="web-1-a", owner_references=owned)
+    bound = dataclasses.replace(pending, node_name="n1")
+    alone = Pod(name="alone")
+    # A pod of no controller, and a controlled pod changed but not moved: nothing to show.
+    pub.object_changed("ADDED", None, alone)
+    pub.object_changed("MODIFIED", pending, dataclasses.replace(pending, labels={"a": "b"}))
+    pub.flush()
+    assert types(layer) == []
+    pub.object_changed("ADDED", None, Deployment(name="web"))
+    pub.object_changed("ADDED", None, pending)
+    pub.object_changed("MODIFIED", pending, bound)
+    pub.flush()
+    assert types(layer) == ["cluster.workloads"]
+    assert layer.sent[-1] == ("cluster-7", {"type": "cluster.workloads"})
+    # Within the interval it waits (one message for many changes), then goes out.
+    pub.object_changed("DELETED", bound, None)
+    pub.flush()
+    assert types(layer) == ["cluster.workloads"]
+    clock.now += WORKLOADS_INTERVAL
+    pub.flush()
+    assert types(layer) == ["cluster.workloads", "cluster.workloads"]

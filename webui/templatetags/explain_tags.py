@@ -1,5 +1,5 @@
 """The trace page's explanations in templates: the cycle's decision in one sentence and numbers
-rounded for people. The words come from webui/score_explain.py."""
+rounded for people. The words come from webui/score_explain/."""
 
 from __future__ import annotations
 

@@ -57,6 +57,16 @@ def controller_uid(manifest: dict[str, object]) -> str:
     return ""
 
 
+def controller_of(manifest: dict[str, object]) -> tuple[str, str] | None:
+    """The kind and name of the controller ownerReference of a stored manifest (None: none)."""
+    metadata = manifest.get("metadata")
+    owners = metadata.get("ownerReferences") if isinstance(metadata, dict) else None
+    for owner in owners if isinstance(owners, list) else []:
+        if isinstance(owner, dict) and owner.get("controller"):
+            return str(owner.get("kind", "")), str(owner.get("name", ""))
+    return None
+
+
 def _stored_owned(cluster: Cluster, kind: str, namespace: str) -> dict[str, list[KubeResource]]:
     """The stored rows of ``kind`` in the namespace, by their controller's uid."""
     owned: dict[str, list[KubeResource]] = {}
