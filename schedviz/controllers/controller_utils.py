@@ -62,14 +62,27 @@ def is_pod_terminal(pod: Pod) -> bool:
 
 
 def pod_phase(pod: Pod) -> str:
-    """The phase the kubelet reports: a bound pod that is still Pending runs."""
-    if pod.phase == POD_PENDING and pod.node_name:
+    """The phase the kubelet reports: a pod the scheduler bound runs. A pod given already on
+    its node (a dumped one) has the phase it was given when it says one."""
+    if pod.phase == POD_PENDING and pod.node_name and not _given_status(pod, "phase"):
         return POD_RUNNING
     return pod.phase
 
 
+def _given_status(pod: Pod, field: str) -> bool:
+    """Whether the pod was given on its node with ``status.<field>`` set."""
+    manifest = pod.manifest if isinstance(pod.manifest, Mapping) else {}
+    spec, status = manifest.get("spec") or {}, manifest.get("status") or {}
+    return spec.get("nodeName") == pod.node_name and bool(status.get(field))
+
+
 def is_pod_ready(pod: Pod) -> bool:
-    """podutil.IsPodReady, the kubelet as this simulator has it: running on a node."""
+    """podutil.IsPodReady: for a pod given on its node, its Ready condition when it has one;
+    else the kubelet as this simulator has it: running on a node."""
+    if _given_status(pod, "conditions"):
+        for condition in pod.conditions:
+            if condition.type == "Ready":
+                return condition.status == "True"
     return bool(pod.node_name) and pod_phase(pod) == POD_RUNNING
 
 

@@ -202,7 +202,9 @@ class ControllerManager:
             if name is None:
                 continue
             mark = len(ctx.created)
-            self._enqueue(name, obj.key)
+            controller = self.controllers[name]
+            for key in controller.keys_for("ADDED", None, obj):
+                self._enqueue(name, key)
             self.drain()
             made[type(obj).__name__, obj.key] = ctx.created[mark:]
         ctx.created.clear()
