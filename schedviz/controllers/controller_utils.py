@@ -289,3 +289,17 @@ def pod_event_matters(event_type: str, old: Any, new: Any) -> bool:
         or old.labels != new.labels
         or old.owner_references != new.owner_references
     )
+
+
+def is_binding(old: Any, new: Any) -> bool:
+    """Whether a pod event is its binding and nothing else."""
+    return (
+        isinstance(old, Pod)
+        and isinstance(new, Pod)
+        and not old.node_name
+        and bool(new.node_name)
+        and old.phase == new.phase
+        and old.deletion_timestamp == new.deletion_timestamp
+        and old.labels == new.labels
+        and old.owner_references == new.owner_references
+    )

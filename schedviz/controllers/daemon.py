@@ -23,6 +23,7 @@ from typing import Any
 
 from schedviz.controllers.controller_utils import (
     controller_ref,
+    is_binding,
     is_pod_active,
     pod_event_matters,
 )
@@ -75,9 +76,7 @@ class DaemonSetController:
             return []
         ref = controller_ref(obj)
         if ref is not None:
-            if ref.kind != "DaemonSet" or (
-                old is not None and new is not None and new.node_name and not old.node_name
-            ):
+            if ref.kind != "DaemonSet" or is_binding(old, new):
                 return []  # a binding changes nothing for the set
             return [f"{obj.namespace}/{ref.name}"]
         if event_type == "DELETED":

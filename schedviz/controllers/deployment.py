@@ -28,8 +28,6 @@ from schedviz.controllers.controller_utils import (
     controller_ref,
     filter_active_replica_sets,
     is_controlled_by,
-    is_pod_active,
-    is_pod_ready,
     owner_reference,
     pod_event_matters,
     replica_sets_by_creation,
@@ -114,19 +112,24 @@ def _revision(rs: ReplicaSet) -> int:
         return 0
 
 
-def _without_hash(template: Mapping[str, Any]) -> Any:
-    template = copy.deepcopy(dict(template))
-    labels = template.get("metadata", {}).get("labels")
-    if isinstance(labels, dict):
-        labels.pop(POD_TEMPLATE_HASH_LABEL, None)
-        if not labels:
-            template["metadata"].pop("labels")
-    return template
+def _labels_without_hash(template: Mapping[str, Any]) -> dict[str, Any]:
+    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    labels.pop(POD_TEMPLATE_HASH_LABEL, None)
+    return labels
+
+
+def _except(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k != key}
 
 
 def equal_ignore_hash(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """EqualIgnoreHash: the templates equal but for the pod-template-hash label."""
-    return bool(_without_hash(a) == _without_hash(b))
+    meta_a, meta_b = a.get("metadata") or {}, b.get("metadata") or {}
+    return (
+        _labels_without_hash(a) == _labels_without_hash(b)
+        and _except(meta_a, "labels") == _except(meta_b, "labels")
+        and _except(a, "metadata") == _except(b, "metadata")
+    )
 
 
 class DeploymentController:
@@ -163,16 +166,13 @@ class DeploymentController:
 
     # ------------------------------------------------------------------ counts
 
-    def _pods(self, rs: ReplicaSet) -> list[Pod]:
-        return [p for p in self.ctx.owned_pods(rs.uid) if is_pod_active(p)]
-
     def available(self, rs: ReplicaSet | None) -> int:
         """rs.status.availableReplicas."""
-        return 0 if rs is None else sum(1 for p in self._pods(rs) if is_pod_ready(p))
+        return 0 if rs is None else self.ctx.ready_count(rs.uid)
 
     def status_replicas(self, rs: ReplicaSet | None) -> int:
         """rs.status.replicas."""
-        return 0 if rs is None else len(self._pods(rs))
+        return 0 if rs is None else self.ctx.active_count(rs.uid)
 
     # ------------------------------------------------------------------ sync
 

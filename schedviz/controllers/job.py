@@ -28,6 +28,7 @@ from typing import Any
 
 from schedviz.controllers.controller_utils import (
     controller_ref,
+    is_binding,
     is_pod_active,
     pod_event_matters,
     pods_to_delete,
@@ -114,6 +115,8 @@ class JobController:
             return [obj.key]
         if not isinstance(obj, Pod) or not pod_event_matters(event_type, old, new):
             return []
+        if is_binding(old, new):
+            return []  # a Job counts pods that finish, not where they run
         ref = controller_ref(obj)
         if ref is not None:
             return [f"{obj.namespace}/{ref.name}"] if ref.kind == "Job" else []

@@ -25,7 +25,12 @@ import heapq
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
-from schedviz.controllers.controller_utils import Times, controller_ref, is_pod_active
+from schedviz.controllers.controller_utils import (
+    Times,
+    controller_ref,
+    is_pod_active,
+    is_pod_ready,
+)
 from schedviz.kube.names import NameGenerator
 from schedviz.kube.objects import KubeObject, OwnerReference, Pod, Workload
 from schedviz.scheduler.store import DELETED, ClusterStore
@@ -54,6 +59,8 @@ class ControllerContext:
         self.admit: Admit | None = None
         self.created: list[KubeObject] = []
         self._owned: dict[str, dict[str, Pod]] = {}
+        self._active: dict[str, int] = {}
+        self._ready: dict[str, int] = {}
         self._timers: list[tuple[float, int, str, str]] = []
         self._timer_seq = 0
         self.now: Callable[[], float] = lambda: 0.0
@@ -75,15 +82,35 @@ class ControllerContext:
 
     # ------------------------------------------------------------------ the pod index
 
+    def active_count(self, uid: str) -> int:
+        """How many of the pods ``uid`` controls are active (its ``status.replicas``)."""
+        return self._active.get(uid, 0)
+
+    def ready_count(self, uid: str) -> int:
+        """How many are active and ready (its ``status.availableReplicas``)."""
+        return self._ready.get(uid, 0)
+
+    def _count(self, uid: str, pod: Pod, sign: int) -> None:
+        if is_pod_active(pod):
+            self._active[uid] = self._active.get(uid, 0) + sign
+            if is_pod_ready(pod):
+                self._ready[uid] = self._ready.get(uid, 0) + sign
+
     def index(self, event_type: str, old: Any, new: Any) -> None:
         if isinstance(old, Pod):
             ref = controller_ref(old)
-            if ref is not None:
-                self._owned.get(ref.uid, {}).pop(old.key, None)
+            stored = self._owned.get(ref.uid, {}).pop(old.key, None) if ref else None
+            if ref is not None and stored is not None:
+                self._count(ref.uid, stored, -1)
         if isinstance(new, Pod) and event_type != DELETED:
             ref = controller_ref(new)
             if ref is not None:
-                self._owned.setdefault(ref.uid, {})[new.key] = new
+                owned = self._owned.setdefault(ref.uid, {})
+                replaced = owned.get(new.key)
+                if replaced is not None:
+                    self._count(ref.uid, replaced, -1)
+                owned[new.key] = new
+                self._count(ref.uid, new, 1)
             if old is None:
                 self.times.created.setdefault(new.uid, self.now())
             if new.node_name and not (isinstance(old, Pod) and old.node_name):
@@ -91,6 +118,8 @@ class ControllerContext:
 
     def reindex(self) -> None:
         self._owned.clear()
+        self._active.clear()
+        self._ready.clear()
         for pod in self.store.pods():
             self.index("ADDED", None, pod)
 

@@ -66,9 +66,10 @@ class ReplicaSetController:
 
     def manage_replicas(self, rs: ReplicaSet | ReplicationController) -> None:
         ctx = self.ctx
-        owned = ctx.owned_pods(rs.uid)
-        active = [pod for pod in owned if is_pod_active(pod)]
-        diff = len(active) - rs.replicas
+        diff = ctx.active_count(rs.uid) - rs.replicas
+        if diff == 0:
+            return
+        active = [pod for pod in ctx.owned_pods(rs.uid) if is_pod_active(pod)]
         if diff < 0:
             for pod in replica_pods(rs, min(-diff, BURST_REPLICAS), ctx.names):
                 ctx.create(pod)

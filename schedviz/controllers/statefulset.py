@@ -22,6 +22,7 @@ from typing import Any
 
 from schedviz.controllers.controller_utils import (
     controller_ref,
+    is_binding,
     is_pod_active,
     is_pod_ready,
     is_pod_terminal,
@@ -64,7 +65,14 @@ class StatefulSetController:
             return []
         ref = controller_ref(obj)
         if ref is not None:
-            return [f"{obj.namespace}/{ref.name}"] if ref.kind == "StatefulSet" else []
+            if ref.kind != "StatefulSet":
+                return []
+            key = f"{obj.namespace}/{ref.name}"
+            sts = self.ctx.get("StatefulSet", key)
+            parallel = isinstance(sts, StatefulSet) and sts.pod_management_policy != ORDERED_READY
+            if parallel and is_binding(old, new):
+                return []  # only OrderedReady waits for a pod to run
+            return [key]
         if event_type == "DELETED":
             return []
         keys = orphan_owners(self.ctx, "StatefulSet", obj)
