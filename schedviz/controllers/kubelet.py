@@ -25,7 +25,7 @@ from typing import Any
 
 from schedviz.controllers.controller_utils import is_pod_active
 from schedviz.controllers.manager import ControllerContext
-from schedviz.kube.objects import POD_FAILED, POD_SUCCEEDED, Pod
+from schedviz.kube.objects import POD_FAILED, POD_SUCCEEDED, Pod, Workload
 
 RUN_SECONDS_ANNOTATION = "schedviz.io/run-seconds"
 RUN_OUTCOME_ANNOTATION = "schedviz.io/run-outcome"
@@ -33,7 +33,8 @@ RUN_OUTCOMES = (POD_SUCCEEDED, POD_FAILED)
 
 
 def run_error(annotations: dict[str, str]) -> str:
-    """Why the run annotations are invalid, or "" when they are valid (or absent)."""
+    """Why the run annotations are invalid (``<annotation>]: <why>``, to follow the field's
+    ``[``), or "" when they are valid or absent."""
     seconds = annotations.get(RUN_SECONDS_ANNOTATION)
     if seconds is not None:
         try:
@@ -42,12 +43,12 @@ def run_error(annotations: dict[str, str]) -> str:
             value = -1.0
         if not math.isfinite(value) or value < 0:
             return (
-                f"{RUN_SECONDS_ANNOTATION}: must be a non-negative number of seconds, "
+                f"{RUN_SECONDS_ANNOTATION}]: must be a non-negative number of seconds, "
                 f"got {seconds!r}"
             )
     outcome = annotations.get(RUN_OUTCOME_ANNOTATION)
     if outcome is not None and outcome not in RUN_OUTCOMES:
-        return f"{RUN_OUTCOME_ANNOTATION}: must be one of Succeeded, Failed, got {outcome!r}"
+        return f"{RUN_OUTCOME_ANNOTATION}]: must be one of Succeeded, Failed, got {outcome!r}"
     return ""
 
 
@@ -102,3 +103,22 @@ class Kubelet:
         manifest = dict(pod.manifest)
         manifest["status"] = {**(manifest.get("status") or {}), "phase": outcome}
         self.ctx.update(dataclasses.replace(pod, phase=outcome, manifest=manifest))
+
+
+def run_annotation_errors(objects: Iterable[Any]) -> list[str]:
+    """Each pod, and each workload's pod template, whose run annotations are invalid, as
+    ``<kind> "<namespace>/<name>": <field>: <why>``."""
+    errors = []
+    for obj in objects:
+        if isinstance(obj, Pod):
+            annotations, field = obj.annotations, "metadata.annotations"
+        elif isinstance(obj, Workload):
+            metadata = obj.template.get("metadata") or {}
+            annotations = dict(metadata.get("annotations") or {})
+            field = "spec.template.metadata.annotations"
+        else:
+            continue
+        error = run_error(annotations)
+        if error:
+            errors.append(f'{type(obj).__name__} "{obj.key}": {field}[{error}')
+    return errors

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from schedviz.controllers.kubelet import run_annotation_errors
 from schedviz.controllers.manager import ControllerManager
 from schedviz.kube.admission import admit_pods
 from schedviz.kube.load import Manifests
@@ -204,6 +205,9 @@ def new_simulation(
     registry = registry if registry is not None else new_in_tree_registry()
     if config is None:
         config = configuration_from(manifests, registry)
+    errors = run_annotation_errors(manifests.objects)
+    if errors:
+        raise SimulationInputError("\n".join(errors))
     clock = VirtualClock()
     manager = ControllerManager(seed)
     objects = admitted_objects(manager.expand(manifests.objects))

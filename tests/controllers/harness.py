@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from schedviz.controllers.daemon import target_node_name
 from schedviz.controllers.manager import ControllerManager
 from schedviz.kube.load import load_manifests
 from schedviz.kube.objects import Pod
@@ -28,9 +29,10 @@ class Cluster:
         return sorted(p.name for p in self.pods(prefix))
 
     def bind_all(self, node: str = "n1") -> None:
+        """Binds every unbound pod to ``node`` (a daemon pod to the node it is for)."""
         for pod in self.pods():
             if not pod.node_name:
-                assert self.store.bind(pod, node) is None
+                assert self.store.bind(pod, target_node_name(pod) or node) is None
 
     def apply(self, text: str) -> None:
         for obj in load_manifests(text).objects:

@@ -152,9 +152,9 @@ def test_completed_indexes_round_trip() -> None:
     ("annotations", "error"),
     [
         ({"schedviz.io/run-seconds": "5"}, ""),
-        ({"schedviz.io/run-seconds": "-1"}, "schedviz.io/run-seconds: must be a non-negative"),
-        ({"schedviz.io/run-seconds": "soon"}, "schedviz.io/run-seconds: must be a non-negative"),
-        ({"schedviz.io/run-outcome": "Maybe"}, "schedviz.io/run-outcome: must be one of"),
+        ({"schedviz.io/run-seconds": "-1"}, "schedviz.io/run-seconds]: must be a non-negative"),
+        ({"schedviz.io/run-seconds": "soon"}, "schedviz.io/run-seconds]: must be a non-negative"),
+        ({"schedviz.io/run-outcome": "Maybe"}, "schedviz.io/run-outcome]: must be one of"),
     ],
 )
 def test_run_annotations_are_checked(annotations: dict[str, str], error: str) -> None:

@@ -7,9 +7,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
+
 from schedviz.kube.load import load_manifests
 from schedviz.kube.objects import POD_SUCCEEDED
-from schedviz.simulation.simulator import Simulation, admitted_objects, new_simulation
+from schedviz.simulation.simulator import (
+    Simulation,
+    SimulationInputError,
+    admitted_objects,
+    new_simulation,
+)
 
 NODES = """
 apiVersion: v1
@@ -174,3 +181,13 @@ def test_a_dumped_deployment_with_its_replica_set_and_pods_makes_no_doubles() ->
     again = simulation(yaml.safe_dump_all([manifest(o) for o in dumped]))
     assert placements(again) == placements(first)
     assert replica_sets(again) == replica_sets(first)
+
+
+def test_an_invalid_run_time_is_refused_naming_the_object_and_field() -> None:
+    text = JOB.replace('"60"', '"soon"')
+    with pytest.raises(SimulationInputError) as error:
+        new_simulation(load_manifests(text))
+    assert str(error.value) == (
+        'Job "default/batch": spec.template.metadata.annotations[schedviz.io/run-seconds]: '
+        "must be a non-negative number of seconds, got 'soon'"
+    )
