@@ -19,16 +19,21 @@ Mirrors what kube-controller-manager's controllers write when a workload is crea
   node its template's node selector, required node affinity and NoSchedule/NoExecute taints
   (with the added tolerations) allow, bound to that node by required node affinity on
   ``metadata.name``;
-- pkg/controller/job (``manageJob``): ``min(parallelism, completions)`` pods active
-  (``parallelism`` when completions is unset); Indexed jobs name and annotate each pod with its
-  completion index.
+- pkg/controller/job (``manageJob``): ``min(parallelism, completions - succeeded)`` pods
+  active (``parallelism`` when completions is unset), none for a finished Job; Indexed jobs
+  name and annotate each pod with its completion index.
+
+The control loops that use these (rollouts, scaling, replacement, completion) are the modules
+beside this one; the live system's apply (schedviz/cluster/services/workloads.py) makes its
+pods with these same functions.
 
 Deliberately different: ``DeepHashObject`` hashes the Go struct as go-spew prints it, which has
 no Python equivalent; ``pod_template_hash`` runs upstream's fnv32a and ``SafeEncodeString`` over
 the template's canonical JSON instead, so a Deployment's ReplicaSet gets a stable hash of the
 same form but not the one a real cluster would print. Names generated for ``generateName`` come
-from a seeded source (``schedviz.kube.names``). No revision history, rollout, readiness probes or
-``controller-revision-hash``.
+from a seeded source (``schedviz.kube.names``). The ``controller-revision-hash`` of
+StatefulSets and DaemonSets is fnv32a over the canonical JSON of the revision's patch, for the
+same reason; no ControllerRevision objects are kept.
 """
 
 from __future__ import annotations
@@ -60,6 +65,10 @@ from schedviz.kube.objects import (
 from schedviz.kube.taints import find_matching_untolerated_taint
 
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
+# apps/v1 types.go: ControllerRevisionHashLabelKey (StatefulSetRevisionLabel,
+# DefaultDaemonSetUniqueLabelKey) and DaemonSetTemplateGenerationKey.
+CONTROLLER_REVISION_HASH_LABEL = "controller-revision-hash"
+POD_TEMPLATE_GENERATION_LABEL = "pod-template-generation"
 STATEFUL_SET_POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
@@ -115,6 +124,27 @@ def pod_template_hash(template: Mapping[str, Any], collision_count: int | None =
         # binary.LittleEndian.PutUint32 into an 8-byte buffer.
         data += struct.pack("<I", collision_count & 0xFFFFFFFF) + b"\x00" * 4
     return safe_encode_string(str(fnv32a(data)))
+
+
+def revision_hash(template: Mapping[str, Any]) -> str:
+    """history.HashControllerRevision over the revision's data, the patch
+    ``{"spec": {"template": {..., "$patch": "replace"}}}`` that StatefulSets and DaemonSets
+    record (stateful_set_utils.go ``getPatch``, daemon ``getPatch``), as canonical JSON."""
+    patch = {"spec": {"template": {**template, "$patch": "replace"}}}
+    data = json.dumps(patch, sort_keys=True, separators=(",", ":")).encode()
+    return safe_encode_string(str(fnv32a(data)))
+
+
+def stateful_set_revision(sts: StatefulSet) -> str:
+    """The name of the set's current ControllerRevision, ``<set>-<hash>``
+    (history.ControllerRevisionName), which its pods carry as ``controller-revision-hash``."""
+    return f"{sts.name}-{revision_hash(sts.template)}"
+
+
+def template_generation(workload: Workload) -> int:
+    """metadata.generation: 1 on create, as the API server sets it."""
+    generation = workload.manifest.get("metadata", {}).get("generation")
+    return generation if isinstance(generation, int) and generation > 0 else 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,7 +288,11 @@ def stateful_set_pod(sts: StatefulSet, ordinal: int) -> Pod:
         )
     if volumes:
         spec["volumes"] = volumes
-    labels = {STATEFUL_SET_POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal)}
+    labels = {
+        STATEFUL_SET_POD_NAME_LABEL: name,
+        POD_INDEX_LABEL: str(ordinal),
+        CONTROLLER_REVISION_HASH_LABEL: stateful_set_revision(sts),
+    }
     return _decoded(_pod_manifest(sts, sts.template, name=name, labels=labels, spec=spec))
 
 
@@ -347,130 +381,110 @@ def _daemon_tolerations(template: Mapping[str, Any]) -> tuple[Toleration, ...]:
     )
 
 
-def node_should_run_daemon_pod(ds: DaemonSet, template_pod: Pod, node: Node) -> bool:
-    """NodeShouldRunDaemonPod's predicates: nodeName, the required node affinity and node
-    selector, and no untolerated NoSchedule or NoExecute taint (the daemon tolerations added)."""
+def daemon_template_pod(ds: DaemonSet) -> Pod:
+    """The set's template as a pod (daemon ``NewPod`` without the node): what the
+    predicates read of it."""
+    return _decoded(_pod_manifest(ds, ds.template, name=ds.name or "daemon"))
+
+
+def node_should_run_daemon_pod(ds: DaemonSet, template_pod: Pod, node: Node) -> tuple[bool, bool]:
+    """NodeShouldRunDaemonPod: (shouldRun, shouldContinueRunning). The template's nodeName,
+    then ``predicates``: its required node affinity and node selector, and no untolerated
+    NoSchedule or NoExecute taint (the daemon tolerations added). A pod already there keeps
+    running on a node whose only untolerated taints are NoSchedule."""
     if template_pod.node_name and template_pod.node_name != node.name:
-        return False
+        return False, False
     if not RequiredNodeAffinity(template_pod).match(node):
-        return False
+        return False, False
+    tolerations = _daemon_tolerations(ds.template)
     untolerated = find_matching_untolerated_taint(
         node.taints,
-        _daemon_tolerations(ds.template),
+        tolerations,
         lambda t: t.effect in (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE),
     )
-    return untolerated is None
+    if untolerated is None:
+        return True, True
+    no_execute = find_matching_untolerated_taint(
+        node.taints, tolerations, lambda t: t.effect == TAINT_EFFECT_NO_EXECUTE
+    )
+    return False, no_execute is None
+
+
+def daemon_pod(ds: DaemonSet, node_name: str, names: NameGenerator) -> Pod:
+    """A daemon pod for ``node_name``: the daemon tolerations added, required node affinity to
+    the node by name, the ``controller-revision-hash`` and ``pod-template-generation`` labels
+    (daemon_controller.go ``syncNodes``, util ``CreatePodTemplate``)."""
+    spec = dict(ds.template.get("spec", {}))
+    spec["tolerations"] = daemon_pod_tolerations(
+        spec.get("tolerations") or [], bool(spec.get("hostNetwork"))
+    )
+    spec["affinity"] = _node_name_affinity(spec.get("affinity"), node_name)
+    labels = {
+        CONTROLLER_REVISION_HASH_LABEL: revision_hash(ds.template),
+        POD_TEMPLATE_GENERATION_LABEL: str(template_generation(ds)),
+    }
+    name = names.generate(f"{ds.name}-")
+    return _decoded(_pod_manifest(ds, ds.template, name=name, labels=labels, spec=spec))
 
 
 def daemon_set_pods(ds: DaemonSet, nodes: Iterable[Node], names: NameGenerator) -> list[Pod]:
-    template_pod = _decoded(_pod_manifest(ds, ds.template, name=ds.name or "daemon"))
-    pods: list[Pod] = []
-    for node in nodes:
-        if not node_should_run_daemon_pod(ds, template_pod, node):
-            continue
-        spec = dict(ds.template.get("spec", {}))
-        spec["tolerations"] = daemon_pod_tolerations(
-            spec.get("tolerations") or [], bool(spec.get("hostNetwork"))
-        )
-        spec["affinity"] = _node_name_affinity(spec.get("affinity"), node.name)
-        name = names.generate(f"{ds.name}-")
-        pods.append(_decoded(_pod_manifest(ds, ds.template, name=name, spec=spec)))
-    return pods
+    """A daemon pod for each node that should run one."""
+    template_pod = daemon_template_pod(ds)
+    return [
+        daemon_pod(ds, node.name, names)
+        for node in nodes
+        if node_should_run_daemon_pod(ds, template_pod, node)[0]
+    ]
+
+
+def job_finished(job: Job) -> bool:
+    """IsJobFinished: a Complete or Failed condition with status True."""
+    conditions = job.manifest.get("status", {}).get("conditions") or []
+    return any(
+        isinstance(c, Mapping)
+        and c.get("type") in ("Complete", "Failed")
+        and c.get("status") == "True"
+        for c in conditions
+    )
+
+
+def job_status_count(job: Job, field: str) -> int:
+    """``status.succeeded`` or ``status.failed`` as the Job carries it (0 when unset)."""
+    value = job.manifest.get("status", {}).get(field)
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def job_want_active(job: Job, succeeded: int, active: int = 0) -> int:
+    """manageJob's ``wantActive``: none for a finished Job; without completions, parallelism
+    until one pod has succeeded (then what runs keeps running); with completions, what is
+    left of them, at most parallelism."""
+    if job_finished(job):
+        return 0
+    if job.completions is None:
+        return active if succeeded > 0 else job.parallelism
+    return max(0, min(job.completions - succeeded, job.parallelism))
 
 
 def job_active_count(job: Job) -> int:
-    if job.completions is None:
-        return job.parallelism
-    return min(job.parallelism, job.completions)
+    """The pods the Job's controller wants running when it is created or applied: none once
+    it has finished, and its counted successes taken off its completions."""
+    return job_want_active(job, job_status_count(job, "succeeded"))
+
+
+def job_pod(job: Job, names: NameGenerator, index: int | None = None) -> Pod:
+    """A pod of the Job's template named from ``<job>-`` (``<job>-<index>-`` and the
+    completion index as label and annotation for an Indexed Job)."""
+    if index is None:
+        return _decoded(_pod_manifest(job, job.template, name=names.generate(f"{job.name}-")))
+    marks = {JOB_COMPLETION_INDEX: str(index)}
+    name = names.generate(f"{job.name}-{index}-")
+    return _decoded(_pod_manifest(job, job.template, name=name, labels=marks, annotations=marks))
 
 
 def job_pods(job: Job, names: NameGenerator) -> list[Pod]:
+    """The pods a Job starts with: ``job_active_count`` of them (the lowest indexes not
+    counted as succeeded, for an Indexed Job)."""
     count = job_active_count(job)
     if job.completion_mode != "Indexed":
-        return _generated_pods(job, job.template, count, names)
-    pods = []
-    for index in range(count):
-        marks = {JOB_COMPLETION_INDEX: str(index)}
-        name = names.generate(f"{job.name}-{index}-")
-        pods.append(
-            _decoded(_pod_manifest(job, job.template, name=name, labels=marks, annotations=marks))
-        )
-    return pods
-
-
-# ---------------------------------------------------------------------------------------------
-# The controllers together
-
-
-class WorkloadControllers:
-    """What the workload controllers create for the objects of an input, and then as pods are
-    bound (a StatefulSet's next ordinal). Pods are returned unadmitted; the caller admits them
-    (priority) as the API server would."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self._names = NameGenerator(seed)
-        # OrderedReady StatefulSets still creating: key -> (the set, the next ordinal).
-        self._ordered: dict[str, tuple[StatefulSet, int]] = {}
-
-    def expand(self, objects: Sequence[KubeObject]) -> list[KubeObject]:
-        """The objects with, after each workload, what its controller creates at once."""
-        nodes = [o for o in objects if isinstance(o, Node)]
-        # A workload given with what it controls (an exported cluster) has made it already.
-        controllers = {
-            ref.uid
-            for o in objects
-            for ref in getattr(o, "owner_references", ())
-            if ref.controller and ref.uid
-        }
-        result: list[KubeObject] = []
-        for obj in objects:
-            result.append(obj)
-            if isinstance(obj, Workload) and obj.uid in controllers:
-                continue
-            if isinstance(obj, Deployment):
-                replica_set = replica_set_for(obj)
-                result.append(replica_set)
-                result.extend(self.created_by(replica_set, nodes))
-            elif isinstance(obj, Workload):
-                result.extend(self.created_by(obj, nodes))
-        return result
-
-    def created_by(self, workload: Workload, nodes: Sequence[Node]) -> list[KubeObject]:
-        created: list[KubeObject] = []
-        if isinstance(workload, (ReplicaSet, ReplicationController)):
-            created.extend(
-                _generated_pods(workload, workload.template, workload.replicas, self._names)
-            )
-        elif isinstance(workload, StatefulSet):
-            ordered = workload.pod_management_policy == "OrderedReady"
-            count = min(1, workload.replicas) if ordered else workload.replicas
-            for ordinal in range(count):
-                created.extend(stateful_set_claims(workload, ordinal))
-                created.append(stateful_set_pod(workload, ordinal))
-            if ordered and count < workload.replicas:
-                self._ordered[workload.key] = (workload, count)
-        elif isinstance(workload, DaemonSet):
-            created.extend(daemon_set_pods(workload, nodes, self._names))
-        elif isinstance(workload, Job):
-            created.extend(job_pods(workload, self._names))
-        return created
-
-    def after_bound(self, pod: Pod) -> list[KubeObject]:
-        """What follows a pod's binding: an OrderedReady StatefulSet's next ordinal, once the
-        one before it runs (a bound pod counts as running and ready)."""
-        for owner in pod.owner_references:
-            if not owner.controller or owner.kind != "StatefulSet":
-                continue
-            key = f"{pod.namespace}/{owner.name}"
-            entry = self._ordered.get(key)
-            if entry is None:
-                return []
-            sts, ordinal = entry
-            if pod.name != f"{sts.name}-{ordinal - 1}":
-                return []
-            if ordinal + 1 < sts.replicas:
-                self._ordered[key] = (sts, ordinal + 1)
-            else:
-                del self._ordered[key]
-            return [*stateful_set_claims(sts, ordinal), stateful_set_pod(sts, ordinal)]
-        return []
+        return [job_pod(job, names) for _ in range(count)]
+    return [job_pod(job, names, index) for index in range(count)]

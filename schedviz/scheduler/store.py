@@ -92,6 +92,8 @@ class ClusterStore:
     def __init__(self, objects: Iterable[KubeObject] = (), now: Callable[[], float] = lambda: 0.0):
         self._objects: dict[str, dict[str, KubeObject]] = {}
         self._watchers: list[Watcher] = []
+        self._settled: list[Callable[[], None]] = []
+        self._delivering = 0
         self.events: list[Event] = []
         self.now = now
         for obj in objects:
@@ -117,9 +119,23 @@ class ClusterStore:
     def watch(self, watcher: Watcher) -> None:
         self._watchers.append(watcher)
 
+    def on_settled(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback`` after each write once every watcher has heard of it (and of the
+        writes the watchers made meanwhile): where controllers work their queues, as
+        kube-controller-manager's workers take keys only after the informer has handed the
+        event to every handler."""
+        self._settled.append(callback)
+
     def _notify(self, event_type: str, old: Any, new: Any) -> None:
-        for watcher in self._watchers:
-            watcher(event_type, old, new)
+        self._delivering += 1
+        try:
+            for watcher in self._watchers:
+                watcher(event_type, old, new)
+        finally:
+            self._delivering -= 1
+        if not self._delivering:
+            for callback in self._settled:
+                callback()
 
     # ------------------------------------------------------------------ writes
 

@@ -1,12 +1,16 @@
 """The engine alone: a cluster in memory, the scheduler in virtual time, every cycle traced.
 
-This is what ``manage.py simulate`` runs. Workloads get the pods their controllers would create
-(``schedviz.controllers.workloads``: a Deployment's ReplicaSet and its pods, a
-StatefulSet's ordinals as the ones before are bound, a DaemonSet's pod per node, a Job's active
-pods). Pods that name a node are already running; the others are admitted (priority from their
-PriorityClass) and scheduled until no pod can make progress without a new cluster event. Time
-is virtual: backoffs and flushes happen instantly and the same input with the same seed always
-gives the same trace.
+This is what ``manage.py simulate`` runs. kube-controller-manager's workload controllers
+(``schedviz.controllers.manager``) work beside the scheduler on the same store: at load each
+workload gets what its controller creates (a Deployment's ReplicaSet and its pods, a
+StatefulSet's first ordinals, a DaemonSet's pod per node, a Job's active pods), and every later
+write is answered before the run goes on (the next ordinal once one is bound, a preemption
+victim replaced, a rollout's steps, a deleted node's pods collected and replaced, a Job's
+finished pods counted). Pods that name a node are already running; the others are admitted
+(priority from their PriorityClass) and scheduled until no pod can make progress without a new
+cluster event and no controller waits on the clock. Time is virtual: backoffs, flushes and the
+controllers' delays happen instantly and the same input with the same seed always gives the
+same trace.
 
 The plugins are the in-tree ones unless the caller passes a ``registry``: like pkg/scheduler, the
 engine knows nothing of out-of-tree plugins. What schedviz builds with them (the in-tree plugins
@@ -21,7 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from schedviz.controllers.workloads import WorkloadControllers
+from schedviz.controllers.kubelet import run_annotation_errors
+from schedviz.controllers.manager import ControllerManager
 from schedviz.kube.admission import admit_pods
 from schedviz.kube.load import Manifests
 from schedviz.kube.objects import KubeObject, Pod, PriorityClass
@@ -32,7 +37,7 @@ from schedviz.scheduler.clock import VirtualClock
 from schedviz.scheduler.framework.plugins.registry import new_in_tree_registry
 from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
-from schedviz.scheduler.store import ClusterStore, Watcher
+from schedviz.scheduler.store import ClusterStore, is_terminal_pod
 from schedviz.scheduler.trace import CycleTrace, trace_document
 
 
@@ -92,6 +97,7 @@ class Simulation:
     store: ClusterStore
     clock: VirtualClock
     log: TraceLog | EncodedTraceLog = field(default_factory=TraceLog)
+    controllers: ControllerManager | None = None
 
     @property
     def traces(self) -> list[CycleTrace]:
@@ -100,12 +106,38 @@ class Simulation:
         return self.log.traces if isinstance(self.log, TraceLog) else list(self.log)
 
     def run(self, max_cycles: int = 1_000_000) -> int:
-        return self.scheduler.run_until_idle(self.clock.set, max_cycles)
+        """Schedules and lets the controllers act until neither can do more: when the
+        scheduler is idle, virtual time moves to the controllers' next timer (a pod's run
+        time, a Job's backoff, podgc's quarantine), never past one still due."""
+        cycles = 0
+        while True:
+            cycles += self.scheduler.run_until_idle(self._advance, max_cycles - cycles)
+            if self.scheduler.stopped_at_cap or self.scheduler.stopped_looping:
+                return cycles
+            due = self.controllers.next_timer() if self.controllers is not None else None
+            if due is None or cycles >= max_cycles:
+                return cycles
+            self._fire(due)
+
+    def _advance(self, when: float) -> None:
+        """The scheduler's move of time to ``when``, stopping at a controller's timer first."""
+        due = self.controllers.next_timer() if self.controllers is not None else None
+        if due is not None and due <= when:
+            self._fire(due)
+        else:
+            self.clock.set(when)
+
+    def _fire(self, due: float) -> None:
+        assert self.controllers is not None
+        self.clock.set(max(due, self.clock.now()))
+        self.controllers.fire_due()
 
     def outcome(self) -> str:
         """Why the run ended, in a line: the pods left pending and whether the cycle cap cut it
         short; empty when every pod was placed."""
-        pending = [pod for pod in self.store.pods() if not pod.node_name]
+        pending = [
+            pod for pod in self.store.pods() if not pod.node_name and not is_terminal_pod(pod)
+        ]
         if self.scheduler.stopped_at_cap:
             return (
                 f"stopped at the cycle cap: {_pods(len(pending))} still pending, "
@@ -166,15 +198,19 @@ def new_simulation(
     controllers: Sequence[Callable[[ClusterStore], None]] = (),
 ) -> Simulation:
     """``encoded_traces``: keep the cycles encoded (``EncodedTraceLog``), for long runs.
-    ``controllers``: started on the store once the scheduler watches it (each syncs and then
-    follows the store), like kube-controller-manager's beside the scheduler; the engine has
-    none of its own (``schedviz.controllers`` has the PV controller)."""
+    ``controllers``: more controllers started on the store once the scheduler and the workload
+    controllers watch it (each syncs and then follows the store), like
+    kube-controller-manager's beside the scheduler (``schedviz.controllers`` has the PV
+    controller)."""
     registry = registry if registry is not None else new_in_tree_registry()
     if config is None:
         config = configuration_from(manifests, registry)
+    errors = run_annotation_errors(manifests.objects)
+    if errors:
+        raise SimulationInputError("\n".join(errors))
     clock = VirtualClock()
-    workload_controllers = WorkloadControllers(seed)
-    objects = admitted_objects(workload_controllers.expand(manifests.objects))
+    manager = ControllerManager(seed)
+    objects = admitted_objects(manager.expand(manifests.objects))
     store = ClusterStore(objects, now=clock.now)
     log = EncodedTraceLog() if encoded_traces else TraceLog()
     scheduler = Scheduler(
@@ -187,23 +223,7 @@ def new_simulation(
         capture_queue=capture_queue,
         extender_allowed_hosts=extender_allowed_hosts,
     )
-    classes = [o for o in objects if isinstance(o, PriorityClass)]
-    store.watch(_controllers_follow(workload_controllers, store, classes))
+    manager.start(store, admit=lambda pods: admit_pods(pods, store.list_objects("PriorityClass")))
     for start in controllers:
         start(store)
-    return Simulation(scheduler, store, clock, log)
-
-
-def _controllers_follow(
-    controllers: WorkloadControllers, store: ClusterStore, classes: list[PriorityClass]
-) -> Watcher:
-    """The workload controllers watching pods: what a binding lets them create next (an
-    OrderedReady StatefulSet's next ordinal), admitted and created through the API."""
-
-    def on_event(event_type: str, old: Any, new: Any) -> None:
-        if not isinstance(new, Pod) or not new.node_name or (old is not None and old.node_name):
-            return
-        for obj in admitted_objects([*classes, *controllers.after_bound(new)])[len(classes) :]:
-            store.apply(obj)
-
-    return on_event
+    return Simulation(scheduler, store, clock, log, manager)

@@ -237,3 +237,36 @@ def test_replicas_past_the_pod_limit_are_refused_before_any_pod_is_made(
         "may hold (10, SCHEDVIZ_MAX_PODS_PER_CLUSTER)"
     ]
     assert not Change.objects.filter(cluster=cluster).exists()
+
+
+@pytest.mark.parametrize(
+    ("status", "pods"),
+    [
+        pytest.param({"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}, 0),
+        pytest.param({"failed": 7, "conditions": [{"type": "Failed", "status": "True"}]}, 0),
+        pytest.param({"succeeded": 2}, 1),
+    ],
+)
+def test_a_finished_or_counted_job_gets_no_new_pods(
+    cluster: Cluster, status: dict[str, Any], pods: int
+) -> None:
+    """Issue 22: a dumped Job whose status is Complete (or Failed) gets no pod; the successes
+    it counted are taken off its completions."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "done"},
+        "spec": {
+            "completions": 3,
+            "parallelism": 3,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox"}],
+                }
+            },
+        },
+        "status": status,
+    }
+    services.manifests_apply(cluster=cluster, text=yaml.safe_dump(job))
+    assert len(pods_of(cluster)) == pods

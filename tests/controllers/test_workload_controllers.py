@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from schedviz.controllers.manager import ControllerManager
 from schedviz.controllers.workloads import (
     POD_TEMPLATE_HASH_LABEL,
-    WorkloadControllers,
     daemon_pod_tolerations,
     fnv32a,
     pod_template_hash,
@@ -19,6 +19,7 @@ from schedviz.controllers.workloads import (
 )
 from schedviz.kube.load import load_manifests
 from schedviz.kube.objects import KubeObject, Pod, ReplicaSet
+from tests.controllers.harness import NODE, start
 
 SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 TEMPLATE = """
@@ -30,7 +31,7 @@ TEMPLATE = """
 
 
 def expand(text: str) -> list[KubeObject]:
-    return WorkloadControllers(seed=1).expand(load_manifests(text).objects)
+    return ControllerManager(seed=1).expand(load_manifests(text).objects)
 
 
 def pods_of(objects: list[KubeObject]) -> list[Pod]:
@@ -121,16 +122,14 @@ def test_a_parallel_stateful_set_creates_every_ordinal_with_its_claim() -> None:
 
 
 def test_an_ordered_ready_stateful_set_creates_the_next_ordinal_when_the_last_is_bound() -> None:
-    controllers = WorkloadControllers()
-    objects = controllers.expand(load_manifests(STATEFUL_SET % "OrderedReady").objects)
-    (first,) = pods_of(objects)
-    assert first.name == "db-0"
-    created = pods_of(controllers.after_bound(first))
-    assert [p.name for p in created] == ["db-1"]
-    assert pods_of(controllers.after_bound(first)) == []  # db-0 again: nothing new
-    (last,) = pods_of(controllers.after_bound(created[0]))
-    assert last.name == "db-2"
-    assert controllers.after_bound(last) == []
+    cluster = start(NODE % "n1" + "---\n" + STATEFUL_SET % "OrderedReady")
+    assert cluster.names() == ["db-0"]
+    cluster.bind_all()
+    assert cluster.names() == ["db-0", "db-1"]
+    cluster.bind_all()
+    assert cluster.names() == ["db-0", "db-1", "db-2"]
+    cluster.bind_all()
+    assert cluster.names() == ["db-0", "db-1", "db-2"]
 
 
 def test_daemon_pods_get_the_controllers_tolerations_in_upstreams_order() -> None:
@@ -247,7 +246,7 @@ def test_a_workload_given_with_what_it_controls_creates_nothing_more() -> None:
         f"spec:\n  replicas: 3{TEMPLATE}"
     )
     assert len(pods_of(first)) == 3
-    again = WorkloadControllers(seed=2).expand(first)
+    again = ControllerManager(seed=2).expand(first)
     assert [(type(o).__name__, o.name) for o in again] == [
         (type(o).__name__, o.name) for o in first
     ]

@@ -8,9 +8,14 @@ Scaling down deletes pods in the order of pkg/controller/replicaset ``getPodsToD
 (controller_utils.go ``ActivePods``) as far as the stored state tells it: unscheduled before
 scheduled, then the newest first; a StatefulSet drops its highest ordinals.
 
+A finished Job (Complete or Failed) gets no pod, and the successes a Job's status counts are
+taken off its completions (``job_active_count``); daemon and stateful pods carry the
+controllers' revision labels, as in ``simulate``.
+
 Deliberately different: no rollout (a Deployment applied again with another template keeps its
 ReplicaSet), DaemonSets and Jobs create their pods once (no node added later gets a daemon pod,
-no Job completes). An OrderedReady StatefulSet's next ordinal is created once the one before
+no Job completes): the controllers that act over time (``schedviz.controllers.manager``) run in
+``simulate`` only. An OrderedReady StatefulSet's next ordinal is created once the one before
 is bound (the runner asks for it: ``workload_sync``), as ``simulate`` does.
 """
 
