@@ -3,10 +3,13 @@
 This is what ``manage.py simulate`` runs. Workloads get the pods their controllers would create
 (``schedviz.controllers.workloads``: a Deployment's ReplicaSet and its pods, a
 StatefulSet's ordinals as the ones before are bound, a DaemonSet's pod per node, a Job's active
-pods). Pods that name a node are already running; the others are admitted (priority from their
-PriorityClass) and scheduled until no pod can make progress without a new cluster event. Time
-is virtual: backoffs and flushes happen instantly and the same input with the same seed always
-gives the same trace.
+pods). Every pod is admitted as the API server admits a create (``schedviz.kube.admission``:
+LimitRanger's defaults and limits, Priority, RuntimeClass, ResourceQuota); a pod of the input
+that is refused refuses the input, a controller's pod that is refused is not created (its
+controller's FailedCreate, in ``Simulation.failed_creates``). Pods that name a node are
+already running; the others are scheduled until no pod can make progress without a new
+cluster event. Time is virtual: backoffs and flushes happen instantly and the same input with
+the same seed always gives the same trace.
 
 The plugins are the in-tree ones unless the caller passes a ``registry``: like pkg/scheduler, the
 engine knows nothing of out-of-tree plugins. What schedviz builds with them (the in-tree plugins
@@ -22,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schedviz.controllers.workloads import WorkloadControllers
-from schedviz.kube.admission import admit_pods
+from schedviz.kube.admission import PodAdmission, admission_objects
+from schedviz.kube.errors import ForbiddenError, InvalidObjectError, LocatedError, ManifestError
 from schedviz.kube.load import Manifests
-from schedviz.kube.objects import KubeObject, Pod, PriorityClass
+from schedviz.kube.objects import KubeObject, Pod
 from schedviz.scheduler import trace_codec
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import decode_configuration, default_configuration
@@ -92,6 +96,9 @@ class Simulation:
     store: ClusterStore
     clock: VirtualClock
     log: TraceLog | EncodedTraceLog = field(default_factory=TraceLog)
+    # The controllers' pods admission refused, as their FailedCreate events read
+    # ("Warning FailedCreate replicaset/web-5d9f: Error creating: pods ... is forbidden: ...").
+    failed_creates: list[str] = field(default_factory=list)
 
     @property
     def traces(self) -> list[CycleTrace]:
@@ -103,25 +110,34 @@ class Simulation:
         return self.scheduler.run_until_idle(self.clock.set, max_cycles)
 
     def outcome(self) -> str:
-        """Why the run ended, in a line: the pods left pending and whether the cycle cap cut it
-        short; empty when every pod was placed."""
+        """Why the run ended, in a line: the pods left pending (those for a scheduler the
+        configuration has no profile for told apart: no scheduler here tries them) and whether
+        the cycle cap cut it short; "stopped: every pod placed" when none is left."""
         pending = [pod for pod in self.store.pods() if not pod.node_name]
         if self.scheduler.stopped_at_cap:
             return (
                 f"stopped at the cycle cap: {_pods(len(pending))} still pending, "
                 "more cycles might place some"
             )
+        profiles = set(self.scheduler.profiles)
+        others = sum(1 for pod in pending if pod.scheduler_name not in profiles)
+        ours = [pod for pod in pending if pod.scheduler_name in profiles]
         if not pending:
-            return ""
-        if self.scheduler.stopped_looping:
+            return "stopped: every pod placed"
+        if self.scheduler.stopped_looping and ours:
             return (
-                f"stopped: {_pods(len(pending))} pending, retried at one instant on an unchanged "
+                f"stopped: {_pods(len(ours))} pending, retried at one instant on an unchanged "
                 "cluster without progress (a loop upstream paces only by real time)"
+                + (f", {_pods(others)} for another scheduler" if others else "")
             )
-        gated = sum(1 for pod in pending if pod.scheduling_gates)
-        parts = [f"{_pods(len(pending) - gated)} unschedulable"] if len(pending) > gated else []
+        gated = sum(1 for pod in ours if pod.scheduling_gates)
+        parts = [f"{_pods(len(ours) - gated)} unschedulable"] if len(ours) > gated else []
         if gated:
             parts.append(f"{_pods(gated)} gated by schedulingGates")
+        if not parts:
+            return f"stopped: every pod placed, {_pods(others)} for another scheduler left pending"
+        if others:
+            parts.append(f"{_pods(others)} for another scheduler")
         return f"stopped: {', '.join(parts)}, no event can change that"
 
     def document(self) -> dict[str, Any]:
@@ -146,12 +162,44 @@ def configuration_from(manifests: Manifests, registry: Registry) -> KubeSchedule
     return default_configuration()
 
 
-def admitted_objects(objects: list[KubeObject]) -> list[KubeObject]:
-    """The objects with their pods admitted (priority resolved) as the API server would."""
-    classes = [o for o in objects if isinstance(o, PriorityClass)]
-    pods = [o for o in objects if isinstance(o, Pod)]
-    admitted = iter(admit_pods(pods, classes))
-    return [next(admitted) if isinstance(o, Pod) else o for o in objects]
+def admitted_objects(
+    objects: list[KubeObject],
+    admission: PodAdmission | None = None,
+    *,
+    manifests: Manifests | None = None,
+    failed_creates: list[str] | None = None,
+) -> list[KubeObject]:
+    """The objects with their pods admitted, in order, as the API server admits each create.
+
+    A refused pod of ``manifests`` (the input) refuses the input: ManifestError with every
+    refusal, each located at its document. Any other refused pod is a controller's: it is
+    left out and its FailedCreate appended to ``failed_creates``.
+    """
+    admission = admission if admission is not None else PodAdmission(admission_objects(objects))
+    given = {id(o) for o in manifests.objects} if manifests is not None else None
+    admitted: list[KubeObject] = []
+    errors: list[LocatedError] = []
+    for obj in objects:
+        if not isinstance(obj, Pod):
+            admitted.append(obj)
+            continue
+        try:
+            admitted.append(admission.admit(obj))
+        except (ForbiddenError, InvalidObjectError) as error:
+            if given is None or id(obj) in given:
+                errors.append(manifests.locate(error, "pods", obj.key) if manifests else error)
+            elif failed_creates is not None:
+                failed_creates.append(failed_create(obj, error))
+    if errors:
+        raise ManifestError(errors)
+    return admitted
+
+
+def failed_create(pod: Pod, error: Exception) -> str:
+    """The FailedCreate event of the pod's controller (controller_utils' ``CreatePods``)."""
+    owner = next((ref for ref in pod.owner_references if ref.controller), None)
+    where = f"{owner.kind.lower()}/{owner.name}" if owner is not None else f"pod/{pod.name}"
+    return f"Warning FailedCreate {where}: Error creating: {error}"
 
 
 def new_simulation(
@@ -174,7 +222,12 @@ def new_simulation(
         config = configuration_from(manifests, registry)
     clock = VirtualClock()
     workload_controllers = WorkloadControllers(seed)
-    objects = admitted_objects(workload_controllers.expand(manifests.objects))
+    expanded = workload_controllers.expand(manifests.objects)
+    admission = PodAdmission(admission_objects(expanded))
+    failed_creates: list[str] = []
+    objects = admitted_objects(
+        expanded, admission, manifests=manifests, failed_creates=failed_creates
+    )
     store = ClusterStore(objects, now=clock.now)
     log = EncodedTraceLog() if encoded_traces else TraceLog()
     scheduler = Scheduler(
@@ -187,15 +240,17 @@ def new_simulation(
         capture_queue=capture_queue,
         extender_allowed_hosts=extender_allowed_hosts,
     )
-    classes = [o for o in objects if isinstance(o, PriorityClass)]
-    store.watch(_controllers_follow(workload_controllers, store, classes))
+    store.watch(_controllers_follow(workload_controllers, store, admission, failed_creates))
     for start in controllers:
         start(store)
-    return Simulation(scheduler, store, clock, log)
+    return Simulation(scheduler, store, clock, log, failed_creates=failed_creates)
 
 
 def _controllers_follow(
-    controllers: WorkloadControllers, store: ClusterStore, classes: list[PriorityClass]
+    controllers: WorkloadControllers,
+    store: ClusterStore,
+    admission: PodAdmission,
+    failed_creates: list[str],
 ) -> Watcher:
     """The workload controllers watching pods: what a binding lets them create next (an
     OrderedReady StatefulSet's next ordinal), admitted and created through the API."""
@@ -203,7 +258,12 @@ def _controllers_follow(
     def on_event(event_type: str, old: Any, new: Any) -> None:
         if not isinstance(new, Pod) or not new.node_name or (old is not None and old.node_name):
             return
-        for obj in admitted_objects([*classes, *controllers.after_bound(new)])[len(classes) :]:
+        created = controllers.after_bound(new)
+        # Manifests(): none of them is the input's; a refused one is a FailedCreate.
+        refused = failed_creates
+        for obj in admitted_objects(
+            created, admission, manifests=Manifests(), failed_creates=refused
+        ):
             store.apply(obj)
 
     return on_event
