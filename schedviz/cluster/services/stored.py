@@ -34,6 +34,9 @@ from schedviz.kube.resources import pod_requests, to_int
 KIND_ORDER = (
     "Namespace",
     "PriorityClass",
+    "RuntimeClass",
+    "LimitRange",
+    "ResourceQuota",
     "StorageClass",
     "CSINode",
     "PersistentVolume",
@@ -128,6 +131,7 @@ def _row_fields(obj: KubeObject) -> dict[str, Any]:
             conditions=[_condition_dict(c) for c in obj.conditions],
             requests=pod_request_amounts(obj),
         )
+        fields["admission"] = list(obj.admitted_changes)
     elif isinstance(obj, KubeNode):
         fields.update(
             unschedulable=obj.unschedulable,
