@@ -145,13 +145,13 @@ def _stored_objects(cluster: Cluster, kind: str, given: set[str]) -> list[KubeOb
 
 
 def _admit(
-    cluster: Cluster, objects: Sequence[KubeObject], given: Sequence[KubeObject]
+    cluster: Cluster, objects: Sequence[KubeObject], manifests: Manifests
 ) -> tuple[list[KubeObject], list[Event]]:
     """The objects with their pods admitted as the API server admits each create (the
     admission plugins read the stored objects and the input's); a pod already stored goes
-    through the mutating plugins only. A refused pod of the input (``given``) refuses the
-    input (ManifestError); a controller's refused pod is left out, its FailedCreate event
-    returned."""
+    through the mutating plugins only. A refused pod of the input (``manifests``) refuses
+    the input (ManifestError, each refusal at its document); a controller's refused pod is
+    left out, its FailedCreate event returned."""
     policies: list[KubeObject] = []
     for kind in ("PriorityClass", "LimitRange", "RuntimeClass", "ResourceQuota"):
         of_kind = [o for o in objects if kind_of(o) == kind]
@@ -165,7 +165,7 @@ def _admit(
         rows = PodRow.objects.filter(cluster=cluster, namespace__in=quota_namespaces)
         existing = [pod for row in rows if isinstance(pod := decode_object(row.manifest), Pod)]
     admission = PodAdmission(policies, existing)
-    given_ids = {id(o) for o in given}
+    given_ids = {id(o) for o in manifests.objects}
     admitted: list[KubeObject] = []
     errors: list[LocatedError] = []
     events: list[Event] = []
@@ -177,7 +177,7 @@ def _admit(
             admitted.append(admission.admit(obj, create=obj.key not in stored_keys))
         except (ForbiddenError, InvalidObjectError) as error:
             if id(obj) in given_ids:
-                errors.append(error)
+                errors.append(manifests.locate(error, "pods", obj.key))
             else:
                 events.append(_failed_create(cluster, obj, error))
     if errors:
@@ -456,7 +456,7 @@ def _apply(
         _lock(cluster)
         try:
             objects, events = _admit(
-                cluster, _with_controlled(cluster, manifests.objects), manifests.objects
+                cluster, _with_controlled(cluster, manifests.objects), manifests
             )
         except ManifestError as error:
             raise ServiceError(_manifest_errors(error)) from None
