@@ -199,7 +199,7 @@ def _check(kind: str, item_lists: Any, requests: ResourceList, limits: ResourceL
     return [e for e in errors if e]
 
 
-def _sum(containers: Sequence[Container], attr: str) -> ResourceList:
+def _sum(regular: Sequence[Container], init: Sequence[Container], attr: str) -> ResourceList:
     """podRequests / podLimits over the spec: containers and sidecars add up, init containers
     count by their maximum."""
     total: dict[str, Fraction] = {}
@@ -219,7 +219,6 @@ def _sum(containers: Sequence[Container], attr: str) -> ResourceList:
             if name not in into or amount > into[name]:
                 into[name] = amount
 
-    regular, init = containers
     for container in regular:
         add(total, note(getattr(container, attr)))
     sidecars: dict[str, Fraction] = {}
@@ -242,8 +241,8 @@ def _sum(containers: Sequence[Container], attr: str) -> ResourceList:
 
 
 def _pod_totals(pod: Pod) -> tuple[ResourceList, ResourceList]:
-    lists: Any = (pod.containers, pod.init_containers)
-    requests, limits = _sum(lists, "requests"), _sum(lists, "limits")
+    requests = _sum(pod.containers, pod.init_containers, "requests")
+    limits = _sum(pod.containers, pod.init_containers, "limits")
     if pod.resources is not None:  # pod-level cpu and memory replace the sums
         for name in (RESOURCE_CPU, RESOURCE_MEMORY):
             if name in pod.resources.requests:

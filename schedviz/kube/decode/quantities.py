@@ -53,11 +53,11 @@ def format_amount_as(value: Fraction, fmt: str) -> str:
     if fmt == "binary":
         style = "binary" if not -1024 < amount < 1024 and amount.denominator == 1 else "decimal"
     if style == "binary":
-        value, power = int(amount), 0
-        while value % 1024 == 0 and power < 6:
-            value //= 1024
+        whole, power = int(amount), 0
+        while whole % 1024 == 0 and power < 6:
+            whole //= 1024
             power += 1
-        return f"{value}{_BINARY_SUFFIXES[power]}"
+        return f"{whole}{_BINARY_SUFFIXES[power]}"
     mantissa, exponent = int(amount * 10**9), -9
     if mantissa == 0:
         return "0"
