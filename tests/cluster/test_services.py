@@ -219,7 +219,7 @@ def test_apply_refuses_unknown_priority_class_and_saves_nothing(cluster: Cluster
             cluster=cluster, text=docs(node("n1"), pod("a", priorityClassName="nope"))
         )
     assert caught.value.errors == [
-        'pods "a" is forbidden: no PriorityClass with name nope was found'
+        'document 2 of <input>: pods "a" is forbidden: no PriorityClass with name nope was found'
     ]
     assert counts(cluster) == (0, 0, 0, 0, 0)
 
