@@ -181,6 +181,7 @@ def admitted_objects(
     errors: list[LocatedError] = []
     for obj in objects:
         if not isinstance(obj, Pod):
+            admission.add(obj)
             admitted.append(obj)
             continue
         try:

@@ -148,19 +148,23 @@ def _admit(
     cluster: Cluster, objects: Sequence[KubeObject], manifests: Manifests
 ) -> tuple[list[KubeObject], list[Event]]:
     """The objects with their pods admitted as the API server admits each create (the
-    admission plugins read the stored objects and the input's); a pod already stored goes
+    admission plugins read the stored objects and the input's, a LimitRange or quota of the
+    input from where it is in the input on); a pod already stored goes
     through the mutating plugins only. A refused pod of the input (``manifests``) refuses
     the input (ManifestError, each refusal at its document); a controller's refused pod is
     left out, its FailedCreate event returned."""
     policies: list[KubeObject] = []
-    for kind in ("PriorityClass", "LimitRange", "RuntimeClass", "ResourceQuota"):
+    for kind in ("PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota"):
         of_kind = [o for o in objects if kind_of(o) == kind]
-        policies += _stored_objects(cluster, kind, {o.key for o in of_kind}) + of_kind
+        policies += _stored_objects(cluster, kind, {o.key for o in of_kind})
+        if kind in ("PriorityClass", "RuntimeClass"):
+            policies += of_kind  # the input's LimitRanges and quotas act from where they are
     admit_priority_classes([o for o in policies if isinstance(o, PriorityClass)])
     pods = [o for o in objects if isinstance(o, Pod)]
     stored_keys = set(_rows_by_key(cluster, "Pod", (p.name for p in pods)))
     existing: list[Pod] = []
-    quota_namespaces = {o.namespace for o in policies if isinstance(o, ResourceQuota)}
+    quota_namespaces = {o.namespace for o in objects if isinstance(o, ResourceQuota)}
+    quota_namespaces |= {o.namespace for o in policies if isinstance(o, ResourceQuota)}
     if quota_namespaces:
         rows = PodRow.objects.filter(cluster=cluster, namespace__in=quota_namespaces)
         existing = [pod for row in rows if isinstance(pod := decode_object(row.manifest), Pod)]
@@ -171,6 +175,7 @@ def _admit(
     events: list[Event] = []
     for obj in objects:
         if not isinstance(obj, Pod):
+            admission.add(obj)
             admitted.append(obj)
             continue
         try:

@@ -35,8 +35,6 @@ KIND_ORDER = (
     "Namespace",
     "PriorityClass",
     "RuntimeClass",
-    "LimitRange",
-    "ResourceQuota",
     "StorageClass",
     "CSINode",
     "PersistentVolume",
@@ -51,6 +49,10 @@ KIND_ORDER = (
     "DaemonSet",
     "Job",
     "Pod",
+    # After the pods: applied again, the stored pods are not defaulted again, and a quota
+    # counts them as its controller would.
+    "LimitRange",
+    "ResourceQuota",
 )
 _API_VERSIONS = {kind: api_version for (api_version, kind) in KINDS}
 _QUALIFIED_RESOURCES = {kind: info.qualified_resource for (_, kind), info in KINDS.items()}

@@ -39,30 +39,40 @@ from schedviz.kube.objects import (
     RuntimeClass,
 )
 
-ADMISSION_KINDS = (PriorityClass, LimitRange, RuntimeClass, ResourceQuota)
-
 
 def admission_objects(objects: Iterable[KubeObject]) -> list[KubeObject]:
-    """The objects the admission plugins read (PriorityClasses, LimitRanges, RuntimeClasses,
-    ResourceQuotas)."""
-    return [o for o in objects if isinstance(o, ADMISSION_KINDS)]
+    """The objects of an input that admission finds wherever they are in it: PriorityClasses
+    and RuntimeClasses (a dump lists them anywhere). LimitRanges and ResourceQuotas apply
+    from where they are created on (``PodAdmission.add``), as ``kubectl create`` makes the
+    objects of a file in order."""
+    return [o for o in objects if isinstance(o, PriorityClass | RuntimeClass)]
 
 
 class PodAdmission:
     """The admission plugins over the given objects; ``admit`` one pod create at a time (each
-    admitted pod counts in the quotas of the next)."""
+    admitted pod counts in the quotas of the next). PriorityClasses and RuntimeClasses are
+    those given; LimitRanges and ResourceQuotas those given and those ``add``ed since, in the
+    order they were created."""
 
     def __init__(self, objects: Iterable[KubeObject], existing_pods: Iterable[Pod] = ()) -> None:
         objects = list(objects)
         classes = [o for o in objects if isinstance(o, PriorityClass)]
         self._classes = {**SYSTEM_CLASSES, **{pc.name: pc for pc in classes}}
         self._default = default_priority_class(classes)
-        self._limit_ranges: dict[str, list[LimitRange]] = {}
-        for lr in sorted((o for o in objects if isinstance(o, LimitRange)), key=lambda o: o.name):
-            self._limit_ranges.setdefault(lr.namespace, []).append(lr)
         self._runtime_classes = {o.name: o for o in objects if isinstance(o, RuntimeClass)}
-        quotas = [o for o in objects if isinstance(o, ResourceQuota)]
-        self.quotas = QuotaUsage(quotas, existing_pods if quotas else ())
+        self._limit_ranges: dict[str, list[LimitRange]] = {}
+        self.quotas = QuotaUsage(existing=existing_pods)
+        for obj in objects:
+            self.add(obj)
+
+    def add(self, obj: KubeObject) -> None:
+        """A LimitRange or ResourceQuota created: it applies to the pods created after it (a
+        quota counts the pods created before it, as its controller does)."""
+        if isinstance(obj, LimitRange):
+            ranges = [lr for lr in self._limit_ranges.get(obj.namespace, []) if lr.name != obj.name]
+            self._limit_ranges[obj.namespace] = sorted([*ranges, obj], key=lambda lr: lr.name)
+        elif isinstance(obj, ResourceQuota):
+            self.quotas.add(obj)
 
     def admit(self, pod: Pod, *, create: bool = True) -> Pod:
         """The pod as the API server stores it. Raises ForbiddenError (``pods "x" is

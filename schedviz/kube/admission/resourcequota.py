@@ -11,7 +11,8 @@ terminal; ``podComputeUsageHelper``; ``Constraints``' "must specify" for cpu and
 
 A quota's ``status.used`` is what the quota controller would have counted: the usage of the
 namespace's pods that were admitted before (``QuotaUsage.charge``), recalculated from the
-pods that exist when the admission starts (``QuotaUsage``'s ``existing``).
+pods that exist when the quota is created (``QuotaUsage.add``: the stored ones and those
+admitted before it).
 
 Deliberately different: quotas of a namespace are checked in name order (upstream: the
 informer's order); no ``limitedResources`` admission configuration (the API server's default
@@ -24,7 +25,6 @@ than pods) is not enforced.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 from schedviz.kube.decode.admission import (
@@ -250,28 +250,34 @@ def _pretty(usage: Usage) -> str:
     )
 
 
-@dataclass
 class QuotaUsage:
     """The quotas of the cluster and their ``status.used``, as admission reads and updates
-    them."""
+    them: a quota added (``add``) counts the pods admitted before it and the ``existing``
+    ones, as the quota controller recalculates a new quota."""
 
-    quotas: Sequence[ResourceQuota]
-    existing: Iterable[Pod] = ()
-    _used: dict[str, Usage] = field(default_factory=dict, init=False)
-    _by_namespace: dict[str, list[ResourceQuota]] = field(default_factory=dict, init=False)
+    def __init__(self, quotas: Iterable[ResourceQuota] = (), existing: Iterable[Pod] = ()):
+        self._pods: dict[str, list[Pod]] = {}
+        for pod in existing:
+            self._pods.setdefault(pod.namespace, []).append(pod)
+        self._used: dict[str, Usage] = {}
+        self._by_namespace: dict[str, list[ResourceQuota]] = {}
+        for quota in quotas:
+            self.add(quota)
 
-    def __post_init__(self) -> None:
-        for quota in sorted(self.quotas, key=lambda q: q.name):
-            self._by_namespace.setdefault(quota.namespace, []).append(quota)
-            self._used[quota.key] = {}
-        if self._by_namespace:
-            for pod in self.existing:
-                self._charge(pod, self._matching(pod), pod_usage(pod))
+    @property
+    def quotas(self) -> list[ResourceQuota]:
+        return [q for quotas in self._by_namespace.values() for q in quotas]
 
-    def _matching(self, pod: Pod) -> list[ResourceQuota]:
-        return [q for q in self._by_namespace.get(pod.namespace, ()) if matches(q, pod)]
+    def add(self, quota: ResourceQuota) -> None:
+        """A quota created (or replaced), its usage counted from the namespace's pods."""
+        quotas = [q for q in self._by_namespace.get(quota.namespace, []) if q.name != quota.name]
+        self._by_namespace[quota.namespace] = sorted([*quotas, quota], key=lambda q: q.name)
+        self._used[quota.key] = {}
+        for pod in self._pods.get(quota.namespace, ()):
+            if matches(quota, pod):
+                self._charge([quota], pod_usage(pod))
 
-    def _charge(self, pod: Pod, quotas: Sequence[ResourceQuota], usage: Usage) -> None:
+    def _charge(self, quotas: Sequence[ResourceQuota], usage: Usage) -> None:
         for quota in quotas:
             used = self._used[quota.key]
             for name, (amount, fmt) in usage.items():
@@ -287,6 +293,7 @@ class QuotaUsage:
         that matches it."""
         quotas = self._by_namespace.get(pod.namespace)
         if not quotas:
+            self._pods.setdefault(pod.namespace, []).append(pod)
             return ""
         interesting = []
         for quota in quotas:
@@ -296,10 +303,9 @@ class QuotaUsage:
             if problem:
                 return f"failed quota: {quota.name}: {problem}"
             interesting.append(quota)
-        if not interesting:
-            return ""
         usage = {name: value for name, value in pod_usage(pod).items() if value[0]}
-        if not usage:
+        if not interesting or not usage:
+            self._pods.setdefault(pod.namespace, []).append(pod)
             return ""
         for quota in interesting:
             requested = {n: v for n, v in usage.items() if n in quota.hard}
@@ -319,5 +325,6 @@ class QuotaUsage:
                     f"requested: {_pretty({n: requested[n] for n in exceeded})}, "
                     f"used: {_pretty(failed_used)}, limited: {_pretty(limited)}"
                 )
-        self._charge(pod, interesting, usage)
+        self._charge(interesting, usage)
+        self._pods.setdefault(pod.namespace, []).append(pod)
         return ""
