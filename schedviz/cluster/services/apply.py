@@ -149,10 +149,10 @@ def _admit(
 ) -> tuple[list[KubeObject], list[Event]]:
     """The objects with their pods admitted as the API server admits each create (the
     admission plugins read the stored objects and the input's, a LimitRange or quota of the
-    input from where it is in the input on); a pod already stored goes
-    through the mutating plugins only. A refused pod of the input (``manifests``) refuses
-    the input (ManifestError, each refusal at its document); a controller's refused pod is
-    left out, its FailedCreate event returned."""
+    input from where it is in the input on); a pod already stored goes through the mutating
+    plugins only. A refused pod of the input (``manifests``) refuses the input
+    (ManifestError, each refusal at its document); a controller's refused pod is left out,
+    its FailedCreate event returned."""
     policies: list[KubeObject] = []
     for kind in ("PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota"):
         of_kind = [o for o in objects if kind_of(o) == kind]
