@@ -261,9 +261,8 @@ def _controllers_follow(
             return
         created = controllers.after_bound(new)
         # Manifests(): none of them is the input's; a refused one is a FailedCreate.
-        refused = failed_creates
         for obj in admitted_objects(
-            created, admission, manifests=Manifests(), failed_creates=refused
+            created, admission, manifests=Manifests(), failed_creates=failed_creates
         ):
             store.apply(obj)
 
