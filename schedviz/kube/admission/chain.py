@@ -100,13 +100,11 @@ class PodAdmission:
             admitted = dataclasses.replace(admitted, admitted_changes=tuple(changes))
         if not create:
             return admitted
-        for reason in (
-            limitranger.validate(admitted, limit_ranges),
-            runtimeclass.validate(admitted, rc),
-            self.quotas.admit(admitted),
-        ):
-            if reason:
-                raise self._forbidden(pod, reason)
+        reason = limitranger.validate(admitted, limit_ranges) or runtimeclass.validate(admitted, rc)
+        # ResourceQuota last: it charges the quotas when it admits.
+        reason = reason or self.quotas.admit(admitted)
+        if reason:
+            raise self._forbidden(pod, reason)
         return admitted
 
     @staticmethod

@@ -234,3 +234,20 @@ def test_conflicting_scopes_are_invalid() -> None:
 
     with pytest.raises(InvalidObjectError, match="conflicting scopes"):
         quota({"pods": "1"}, scopes=["Terminating", "NotTerminating"])
+
+
+def test_a_pod_another_plugin_refuses_is_not_charged() -> None:
+    from schedviz.kube.admission import PodAdmission
+    from schedviz.kube.errors import ForbiddenError
+    from schedviz.kube.objects import LimitRange, LimitRangeItem
+    from schedviz.kube.quantity import Quantity
+
+    limits = LimitRange(
+        name="lr",
+        namespace="test",
+        limits=(LimitRangeItem(type="Container", min={"cpu": Quantity.parse("1")}),),
+    )
+    admission = PodAdmission([limits, quota({"pods": "1"})])
+    with pytest.raises(ForbiddenError, match="minimum cpu usage per Container is 1"):
+        admission.admit(pod("small", {"cpu": "100m"}))
+    assert admission.admit(pod("big", {"cpu": "1"})).name == "big"
