@@ -16,8 +16,7 @@ admitted before it).
 
 Deliberately different: quotas of a namespace are checked in name order (upstream: the
 informer's order); no ``limitedResources`` admission configuration (the API server's default
-has none); ``Constraints`` asks every container for cpu and memory even when the pod sets
-them at pod level; a pod's deletion grace period is not modelled (a pod marked for deletion
+has none); a pod's deletion grace period is not modelled (a pod marked for deletion
 is charged until it is gone); quota on other kinds (claims, services, object counts other
 than pods) is not enforced.
 """
@@ -49,6 +48,7 @@ from schedviz.kube.objects import (
 )
 from schedviz.kube.resources import (
     aggregate_container_limits,
+    is_pod_level_resources_set,
     is_supported_pod_level_resource,
     pod_requests,
 )
@@ -226,7 +226,10 @@ def matches(quota: ResourceQuota, pod: Pod) -> bool:
 
 def constraints(required: Iterable[str], pod: Pod) -> str:
     """podEvaluator.Constraints: every container must name cpu and memory where a quota
-    limits them ("must specify limits.cpu for: app; requests.cpu for: app,init")."""
+    limits them ("must specify limits.cpu for: app; requests.cpu for: app,init"), unless the
+    pod sets resources at pod level (PodLevelResources, on in v1.34)."""
+    if is_pod_level_resources_set(pod):
+        return ""
     required_set = set(required) & _VALIDATION_SET
     missing: dict[str, set[str]] = {}
     for container in (*pod.containers, *pod.init_containers):

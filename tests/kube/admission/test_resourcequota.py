@@ -251,3 +251,9 @@ def test_a_pod_another_plugin_refuses_is_not_charged() -> None:
     with pytest.raises(ForbiddenError, match="minimum cpu usage per Container is 1"):
         admission.admit(pod("small", {"cpu": "100m"}))
     assert admission.admit(pod("big", {"cpu": "1"})).name == "big"
+
+
+def test_pod_level_resources_spare_the_containers_the_constraints() -> None:
+    usage = used({"limits.cpu": "2", "requests.memory": "1Gi"})
+    the_pod = pod("pod-level", resources={"requests": {"memory": "100Mi"}, "limits": {"cpu": "1"}})
+    assert usage.admit(the_pod) == ""
