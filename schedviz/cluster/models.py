@@ -146,6 +146,9 @@ class Pod(NamespacedResource):
     # The pod's effective requests (kube.resources.pod_requests) as integers, kept beside the
     # manifest for the same pages.
     requests = models.JSONField(default=dict)
+    # What the admission plugins changed when the pod was created, one line each
+    # (kube.objects.Pod.admitted_changes), for the pod page.
+    admission = models.JSONField(default=list)
 
     class Meta:
         constraints = [
@@ -196,6 +199,31 @@ class StorageClass(KubeResource):
 class CSINode(KubeResource):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="csinode_unique")]
+
+
+class LimitRange(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="limitrange_unique"
+            )
+        ]
+
+
+class ResourceQuota(NamespacedResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="resourcequota_unique"
+            )
+        ]
+
+
+class RuntimeClass(KubeResource):
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="runtimeclass_unique")
+        ]
 
 
 class Service(NamespacedResource):
@@ -268,6 +296,9 @@ KIND_MODELS: dict[str, type[KubeResource]] = {
     "PersistentVolumeClaim": PersistentVolumeClaim,
     "StorageClass": StorageClass,
     "CSINode": CSINode,
+    "LimitRange": LimitRange,
+    "ResourceQuota": ResourceQuota,
+    "RuntimeClass": RuntimeClass,
     "Service": Service,
     "Deployment": Deployment,
     "ReplicaSet": ReplicaSet,

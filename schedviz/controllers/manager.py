@@ -35,6 +35,7 @@ from schedviz.kube.names import NameGenerator
 from schedviz.kube.objects import KubeObject, OwnerReference, Pod, Workload
 from schedviz.scheduler.store import DELETED, ClusterStore
 
+# The API server's admission of pods created: those it let through (a refused one left out).
 Admit = Callable[[Sequence[Pod]], list[Pod]]
 
 
@@ -129,12 +130,10 @@ class ControllerContext:
         """The API's create: pods go through admission; None when admission refuses (the
         controller's FailedCreate: it tries again on its next sync)."""
         if isinstance(obj, Pod) and self.admit is not None:
-            from schedviz.kube.errors import ManifestError
-
-            try:
-                (obj,) = self.admit([obj])
-            except ManifestError:
+            admitted = self.admit([obj])
+            if not admitted:
                 return None
+            (obj,) = admitted
         if self.store.get(type(obj).__name__, obj.key) is not None:
             return None  # AlreadyExists
         self.created.append(obj)

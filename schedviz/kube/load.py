@@ -114,6 +114,16 @@ class Manifests:
     skipped: list[str] = field(default_factory=list)
     # Objects loaded with names a v1.34 API server refuses (``lenient_names``), its messages.
     name_warnings: list[str] = field(default_factory=list)
+    # Where each object came from, by (qualified resource, key): (source, document, item path),
+    # so that what is refused after loading (admission) is located like what loading refuses.
+    origins: dict[tuple[str, str], tuple[str, int, str]] = field(default_factory=dict)
+
+    def locate(self, error: LocatedError, resource: str, key: str) -> LocatedError:
+        """The error located at the object's document, when the input holds it."""
+        origin = self.origins.get((resource, key))
+        if origin is not None:
+            error.locate(*origin)
+        return error
 
     @property
     def skipped_notice(self) -> str:
@@ -518,6 +528,7 @@ class _Collector:
             return
         self._seen.add(identity)
         self.manifests.objects.append(obj)
+        self.manifests.origins[identity] = (source, position, path)
 
     def _named(self, document: dict[str, Any]) -> dict[str, Any]:
         """The document with a name generated from ``metadata.generateName`` when it has none,

@@ -253,6 +253,8 @@ class Pod:
     resources: ResourceRequirements | None = None  # pod-level resources
     volumes: tuple[Volume, ...] = ()
     host_network: bool = False
+    runtime_class_name: str = ""
+    active_deadline_seconds: int | None = None
     # status
     phase: str = POD_PENDING
     nominated_node_name: str = ""
@@ -260,6 +262,9 @@ class Pod:
     container_statuses: tuple[ContainerStatus, ...] = ()
     init_container_statuses: tuple[ContainerStatus, ...] = ()
     manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+    # What the admission plugins changed when the pod was created, one line each
+    # ("LimitRanger set requests.cpu=1 on container app (LimitRange limits)").
+    admitted_changes: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -428,6 +433,76 @@ class Service:
 
 
 @dataclass(slots=True)
+class LimitRangeItem:
+    """v1.LimitRangeItem, defaulted (SetDefaults_LimitRangeItem: a Container item's ``max``
+    is its default limit, its default limit its default request, its ``min`` its default
+    request, where those are not given)."""
+
+    type: str  # Container, Pod, PersistentVolumeClaim
+    max: ResourceList = field(default_factory=dict)
+    min: ResourceList = field(default_factory=dict)
+    default: ResourceList = field(default_factory=dict)
+    default_request: ResourceList = field(default_factory=dict)
+    max_limit_request_ratio: ResourceList = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class LimitRange:
+    """A LimitRange (v1): what the LimitRanger admission plugin defaults and enforces."""
+
+    name: str
+    namespace: str = "default"
+    limits: tuple[LimitRangeItem, ...] = ()
+    manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class RuntimeClass:
+    """A RuntimeClass (node.k8s.io/v1): the overhead and scheduling the RuntimeClass admission
+    plugin gives the pods that name it. ``overhead`` is None when ``overhead.podFixed`` is
+    not set, ``node_selector`` None when ``scheduling`` has none."""
+
+    name: str
+    handler: str = ""
+    overhead: ResourceList | None = None
+    node_selector: dict[str, str] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(slots=True)
+class ScopedResourceSelectorRequirement:
+    scope_name: str
+    operator: str  # In, NotIn, Exists, DoesNotExist
+    values: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class ResourceQuota:
+    """A ResourceQuota (v1): ``hard`` as its ``status.hard`` holds it once the quota
+    controller has seen it; the usage is counted by the admission plugin."""
+
+    name: str
+    namespace: str = "default"
+    hard: ResourceList = field(default_factory=dict)
+    scopes: tuple[str, ...] = ()
+    scope_selector: tuple[ScopedResourceSelectorRequirement, ...] = ()
+    manifest: Manifest = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
 class Workload:
     """What the workload controllers read of their object: the pod template (its manifest,
     metadata and spec, as the pods are made from it), the selector, the counts. One subclass per
@@ -504,6 +579,9 @@ KubeObject = (
     | CSINode
     | PodGroup
     | Service
+    | LimitRange
+    | RuntimeClass
+    | ResourceQuota
     | Deployment
     | ReplicaSet
     | ReplicationController

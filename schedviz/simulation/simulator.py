@@ -6,11 +6,14 @@ workload gets what its controller creates (a Deployment's ReplicaSet and its pod
 StatefulSet's first ordinals, a DaemonSet's pod per node, a Job's active pods), and every later
 write is answered before the run goes on (the next ordinal once one is bound, a preemption
 victim replaced, a rollout's steps, a deleted node's pods collected and replaced, a Job's
-finished pods counted). Pods that name a node are already running; the others are admitted
-(priority from their PriorityClass) and scheduled until no pod can make progress without a new
-cluster event and no controller waits on the clock. Time is virtual: backoffs, flushes and the
-controllers' delays happen instantly and the same input with the same seed always gives the
-same trace.
+finished pods counted). Every pod is admitted as the API server admits a create
+(``schedviz.kube.admission``: LimitRanger's defaults and limits, Priority, RuntimeClass,
+ResourceQuota); a pod of the input that is refused refuses the input, a controller's pod that
+is refused is not created (its controller's FailedCreate, in ``Simulation.failed_creates``).
+Pods that name a node are already running; the others are scheduled until no pod can make
+progress without a new cluster event and no controller waits on the clock. Time is virtual:
+backoffs, flushes and the controllers' delays happen instantly and the same input with the
+same seed always gives the same trace.
 
 The plugins are the in-tree ones unless the caller passes a ``registry``: like pkg/scheduler, the
 engine knows nothing of out-of-tree plugins. What schedviz builds with them (the in-tree plugins
@@ -27,9 +30,10 @@ from typing import Any
 
 from schedviz.controllers.kubelet import run_annotation_errors
 from schedviz.controllers.manager import ControllerManager
-from schedviz.kube.admission import admit_pods
+from schedviz.kube.admission import PodAdmission, admission_objects
+from schedviz.kube.errors import ForbiddenError, InvalidObjectError, LocatedError, ManifestError
 from schedviz.kube.load import Manifests
-from schedviz.kube.objects import KubeObject, Pod, PriorityClass
+from schedviz.kube.objects import KubeObject, Pod
 from schedviz.scheduler import trace_codec
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.apis.config.v1 import decode_configuration, default_configuration
@@ -98,6 +102,9 @@ class Simulation:
     clock: VirtualClock
     log: TraceLog | EncodedTraceLog = field(default_factory=TraceLog)
     controllers: ControllerManager | None = None
+    # The controllers' pods admission refused, as their FailedCreate events read
+    # ("Warning FailedCreate replicaset/web-5d9f: Error creating: pods ... is forbidden: ...").
+    failed_creates: list[str] = field(default_factory=list)
 
     @property
     def traces(self) -> list[CycleTrace]:
@@ -133,8 +140,9 @@ class Simulation:
         self.controllers.fire_due()
 
     def outcome(self) -> str:
-        """Why the run ended, in a line: the pods left pending and whether the cycle cap cut it
-        short; empty when every pod was placed."""
+        """Why the run ended, in a line: the pods left pending (those for a scheduler the
+        configuration has no profile for told apart: no scheduler here tries them) and whether
+        the cycle cap cut it short; "stopped: every pod placed" when none is left."""
         pending = [
             pod for pod in self.store.pods() if not pod.node_name and not is_terminal_pod(pod)
         ]
@@ -143,17 +151,25 @@ class Simulation:
                 f"stopped at the cycle cap: {_pods(len(pending))} still pending, "
                 "more cycles might place some"
             )
+        profiles = set(self.scheduler.profiles)
+        others = sum(1 for pod in pending if pod.scheduler_name not in profiles)
+        ours = [pod for pod in pending if pod.scheduler_name in profiles]
         if not pending:
-            return ""
-        if self.scheduler.stopped_looping:
+            return "stopped: every pod placed"
+        if self.scheduler.stopped_looping and ours:
             return (
-                f"stopped: {_pods(len(pending))} pending, retried at one instant on an unchanged "
+                f"stopped: {_pods(len(ours))} pending, retried at one instant on an unchanged "
                 "cluster without progress (a loop upstream paces only by real time)"
+                + (f", {_pods(others)} for another scheduler" if others else "")
             )
-        gated = sum(1 for pod in pending if pod.scheduling_gates)
-        parts = [f"{_pods(len(pending) - gated)} unschedulable"] if len(pending) > gated else []
+        gated = sum(1 for pod in ours if pod.scheduling_gates)
+        parts = [f"{_pods(len(ours) - gated)} unschedulable"] if len(ours) > gated else []
         if gated:
             parts.append(f"{_pods(gated)} gated by schedulingGates")
+        if not parts:
+            return f"stopped: every pod placed, {_pods(others)} for another scheduler left pending"
+        if others:
+            parts.append(f"{_pods(others)} for another scheduler")
         return f"stopped: {', '.join(parts)}, no event can change that"
 
     def document(self) -> dict[str, Any]:
@@ -178,12 +194,45 @@ def configuration_from(manifests: Manifests, registry: Registry) -> KubeSchedule
     return default_configuration()
 
 
-def admitted_objects(objects: list[KubeObject]) -> list[KubeObject]:
-    """The objects with their pods admitted (priority resolved) as the API server would."""
-    classes = [o for o in objects if isinstance(o, PriorityClass)]
-    pods = [o for o in objects if isinstance(o, Pod)]
-    admitted = iter(admit_pods(pods, classes))
-    return [next(admitted) if isinstance(o, Pod) else o for o in objects]
+def admitted_objects(
+    objects: list[KubeObject],
+    admission: PodAdmission | None = None,
+    *,
+    manifests: Manifests | None = None,
+    failed_creates: list[str] | None = None,
+) -> list[KubeObject]:
+    """The objects with their pods admitted, in order, as the API server admits each create.
+
+    A refused pod of ``manifests`` (the input) refuses the input: ManifestError with every
+    refusal, each located at its document. Any other refused pod is a controller's: it is
+    left out and its FailedCreate appended to ``failed_creates``.
+    """
+    admission = admission if admission is not None else PodAdmission(admission_objects(objects))
+    given = {id(o) for o in manifests.objects} if manifests is not None else None
+    admitted: list[KubeObject] = []
+    errors: list[LocatedError] = []
+    for obj in objects:
+        if not isinstance(obj, Pod):
+            admission.add(obj)
+            admitted.append(obj)
+            continue
+        try:
+            admitted.append(admission.admit(obj))
+        except (ForbiddenError, InvalidObjectError) as error:
+            if given is None or id(obj) in given:
+                errors.append(manifests.locate(error, "pods", obj.key) if manifests else error)
+            elif failed_creates is not None:
+                failed_creates.append(failed_create(obj, error))
+    if errors:
+        raise ManifestError(errors)
+    return admitted
+
+
+def failed_create(pod: Pod, error: Exception) -> str:
+    """The FailedCreate event of the pod's controller (controller_utils' ``CreatePods``)."""
+    owner = next((ref for ref in pod.owner_references if ref.controller), None)
+    where = f"{owner.kind.lower()}/{owner.name}" if owner is not None else f"pod/{pod.name}"
+    return f"Warning FailedCreate {where}: Error creating: {error}"
 
 
 def new_simulation(
@@ -210,7 +259,12 @@ def new_simulation(
         raise SimulationInputError("\n".join(errors))
     clock = VirtualClock()
     manager = ControllerManager(seed)
-    objects = admitted_objects(manager.expand(manifests.objects))
+    expanded = manager.expand(manifests.objects)
+    admission = PodAdmission(admission_objects(expanded))
+    failed_creates: list[str] = []
+    objects = admitted_objects(
+        expanded, admission, manifests=manifests, failed_creates=failed_creates
+    )
     store = ClusterStore(objects, now=clock.now)
     log = EncodedTraceLog() if encoded_traces else TraceLog()
     scheduler = Scheduler(
@@ -223,7 +277,15 @@ def new_simulation(
         capture_queue=capture_queue,
         extender_allowed_hosts=extender_allowed_hosts,
     )
-    manager.start(store, admit=lambda pods: admit_pods(pods, store.list_objects("PriorityClass")))
+
+    def admit(pods: Sequence[Pod]) -> list[Pod]:
+        """A controller's creates, admitted; a refused one is left out (its FailedCreate)."""
+        admitted = admitted_objects(
+            list(pods), admission, manifests=Manifests(), failed_creates=failed_creates
+        )
+        return [pod for pod in admitted if isinstance(pod, Pod)]
+
+    manager.start(store, admit=admit)
     for start in controllers:
         start(store)
-    return Simulation(scheduler, store, clock, log, manager)
+    return Simulation(scheduler, store, clock, log, manager, failed_creates=failed_creates)

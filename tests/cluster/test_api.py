@@ -281,3 +281,78 @@ def test_token_requests_need_no_csrf(cluster: Cluster, auth: dict[str, Any]) -> 
     script = Client(enforce_csrf_checks=True)
     response = post_yaml(script, f"/api/clusters/{cluster.id}/apply", NODE, auth)
     assert response.status_code == 200
+
+
+QUOTA = """
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q, namespace: shop}
+spec: {hard: {pods: "1"}}
+"""
+
+
+def test_a_pod_past_a_quota_is_refused_whole_with_upstreams_message(
+    client: Client, auth: dict[str, Any], cluster: Cluster
+) -> None:
+    url = f"/api/clusters/{cluster.id}/apply"
+    assert post_yaml(client, url, f"{NODE}---{QUOTA}---{POD}", auth).status_code == 200
+    second = POD.replace("name: web", "name: web-2")
+    third = POD.replace("name: web", "name: web-3")
+    response = post_yaml(client, url, f"{NODE}---{second}---{third}", auth)
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        'document 2 of <input>: pods "web-2" is forbidden: exceeded quota: q, requested: pods=1, '
+        "used: pods=1, limited: pods=1",
+        'document 3 of <input>: pods "web-3" is forbidden: exceeded quota: q, requested: pods=1, '
+        "used: pods=1, limited: pods=1",
+    ]
+    assert list(Pod.objects.values_list("name", flat=True)) == ["web"]
+
+
+def test_a_limit_range_default_is_stored_with_upstreams_annotation_and_what_changed(
+    client: Client, auth: dict[str, Any], cluster: Cluster
+) -> None:
+    limit_range = (
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: shop}\n"
+        'spec:\n  limits:\n  - type: Container\n    defaultRequest: {cpu: "1"}\n'
+    )
+    url = f"/api/clusters/{cluster.id}/apply"
+    response = post_yaml(client, url, f"{limit_range}---{POD}", auth)
+    assert response.status_code == 200
+    assert [a["line"] for a in response.json()["applied"]] == [
+        "limitrange/defaults created",
+        "pod/web created",
+    ]
+    row = Pod.objects.get(name="web")
+    assert row.manifest["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "1"}}
+    assert row.manifest["metadata"]["annotations"] == {
+        "kubernetes.io/limit-ranger": "LimitRanger plugin set: cpu request for container c"
+    }
+    assert row.requests["cpu"] == 1000
+    assert row.admission == ["LimitRanger set requests.cpu=1 on container c (LimitRange defaults)"]
+    # Applied again, the pod gets the same defaults: nothing changes.
+    again = post_yaml(client, url, POD, auth)
+    assert [a["line"] for a in again.json()["applied"]] == ["pod/web unchanged"]
+
+
+def test_a_controllers_pod_past_a_quota_is_a_failed_create_event(
+    client: Client, auth: dict[str, Any], cluster: Cluster
+) -> None:
+    from schedviz.cluster.models import Event
+
+    replica_set = (
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n"
+        "    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: x}]}\n"
+    )
+    response = post_yaml(
+        client, f"/api/clusters/{cluster.id}/apply", f"{QUOTA}---\n{replica_set}", auth
+    )
+    assert response.status_code == 200, response.json()
+    assert Pod.objects.count() == 1
+    event = Event.objects.get(reason="FailedCreate")
+    assert (event.type, event.object_namespace, event.object_name) == ("Warning", "shop", "web")
+    assert event.message.startswith('Error creating: pods "web-')
+    assert event.message.endswith(
+        "is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"
+    )

@@ -219,7 +219,7 @@ def test_apply_refuses_unknown_priority_class_and_saves_nothing(cluster: Cluster
             cluster=cluster, text=docs(node("n1"), pod("a", priorityClassName="nope"))
         )
     assert caught.value.errors == [
-        'pods "a" is forbidden: no PriorityClass with name nope was found'
+        'document 2 of <input>: pods "a" is forbidden: no PriorityClass with name nope was found'
     ]
     assert counts(cluster) == (0, 0, 0, 0, 0)
 
@@ -655,6 +655,21 @@ def test_export_applied_to_an_empty_cluster_reproduces_it(cluster: Cluster) -> N
     services.manifests_apply(
         cluster=cluster, text=docs(HIGH, pod("vip", priorityClassName="high"), CONFIG)
     )
+    admission = (
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: limits}\nspec:\n  limits:\n"
+        "  - type: Container\n    default: {memory: 64Mi}\n---\n"
+        "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\n"
+        "handler: kata\noverhead: {podFixed: {cpu: 250m}}\nscheduling: {nodeSelector: {rt: kata}}\n"
+        "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\n"
+        'spec: {hard: {pods: "100"}}\n'
+    )
+    services.manifests_apply(
+        cluster=cluster, text=docs(admission, pod("sandboxed", runtimeClassName="kata"))
+    )
+    sandboxed = Pod.objects.get(cluster=cluster, name="sandboxed").manifest
+    assert sandboxed["spec"]["overhead"] == {"cpu": "250m"}
+    assert sandboxed["spec"]["nodeSelector"] == {"rt": "kata"}
+    assert sandboxed["spec"]["containers"][0]["resources"]["limits"] == {"memory": "64Mi"}
     first_node = Node.objects.filter(cluster=cluster).first()
     assert first_node is not None
     first_pod = Pod.objects.filter(cluster=cluster).first()

@@ -142,11 +142,108 @@ def test_a_pod_only_file_ends_after_one_cycle_and_says_why(
     assert capsys.readouterr().err == "stopped: 1 pod unschedulable, no event can change that\n"
 
 
-def test_a_run_that_places_every_pod_says_nothing_on_stderr(
+def test_a_run_that_places_every_pod_says_so_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     simulate(tmp_path, CLUSTER.split("---\napiVersion: v1\nkind: Pod\nmetadata: {name: big")[0])
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().err == "stopped: every pod placed\n"
+
+
+NODE_4CPU = """apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "10"}
+"""
+
+
+def _pods(count: int, container: str = "{name: app, image: x}", spec: str = "") -> str:
+    return "".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\n"
+        f"spec:\n{spec}  containers: [{container}]\n"
+        for i in range(count)
+    )
+
+
+def _placed(output: str) -> list[str]:
+    return [c["pod"] for c in cycles_of(output) if c["result"] == "Scheduled"]
+
+
+def test_a_limit_range_default_request_is_what_is_scheduled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    limit_range = (
+        "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: default-limits}\n"
+        'spec:\n  limits:\n  - type: Container\n    defaultRequest: {cpu: "1"}\n'
+    )
+    output = simulate(tmp_path, NODE_4CPU + limit_range + _pods(5))
+    assert len(_placed(output)) == 4
+    assert capsys.readouterr().err == "stopped: 1 pod unschedulable, no event can change that\n"
+
+
+def test_a_runtime_class_overhead_counts_in_every_pod_that_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime_class = (
+        "---\napiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\n"
+        'handler: kata\noverhead: {podFixed: {cpu: "1"}}\n'
+    )
+    pods = _pods(
+        2,
+        "{name: app, image: x, resources: {requests: {cpu: 1500m}}}",
+        "  runtimeClassName: kata\n",
+    )
+    output = simulate(tmp_path, NODE_4CPU + runtime_class + pods)
+    assert len(_placed(output)) == 1
+
+
+def test_a_pod_past_the_quota_refuses_the_input_at_its_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quota = (
+        '---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {pods: "1"}}\n'
+    )
+    with pytest.raises(SystemExit) as exited:
+        simulate(tmp_path, NODE_4CPU + quota + _pods(2))
+    assert exited.value.code == 2
+    path = tmp_path / "cluster.yaml"
+    assert capsys.readouterr().err == (
+        f'document 4 of {path}: pods "p1" is forbidden: exceeded quota: q, requested: pods=1, '
+        "used: pods=1, limited: pods=1\n"
+    )
+
+
+def test_a_controllers_pod_past_the_quota_is_a_failed_create(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quota = (
+        '---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {pods: "2"}}\n'
+    )
+    job = (
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: batch}\n"
+        "spec:\n  parallelism: 3\n  template:\n    spec:\n      restartPolicy: Never\n"
+        "      containers: [{name: c, image: x}]\n"
+    )
+    output = simulate(tmp_path, NODE_4CPU + quota + job)
+    assert len(_placed(output)) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith('Warning FailedCreate job/batch: Error creating: pods "batch-')
+    assert err[0].endswith(
+        "is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2"
+    )
+    assert err[1] == "stopped: every pod placed"
+
+
+def test_an_unknown_priority_class_is_refused_at_its_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        simulate(tmp_path, NODE_4CPU + _pods(1, spec="  priorityClassName: nope\n"))
+    assert exited.value.code == 2
+    path = tmp_path / "cluster.yaml"
+    assert capsys.readouterr().err == (
+        f'document 2 of {path}: pods "p0" is forbidden: no PriorityClass with name nope was found\n'
+    )
 
 
 def test_table_output_lists_cycles_messages_and_pods(tmp_path: Path) -> None:
@@ -207,5 +304,5 @@ def test_it_simulates_upstreams_fixture_names_and_warns_that_the_api_server_refu
     assert [(c["pod"], c["node"]) for c in cycles] == [("default/pod1", "nodeA")]
     err = capsys.readouterr().err
     assert err.startswith("warning: document 1 of ")
-    assert err.endswith("(a v1.34 API server refuses this name)\n")
+    assert err.endswith("(a v1.34 API server refuses this name)\nstopped: every pod placed\n")
     assert 'Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA"' in err

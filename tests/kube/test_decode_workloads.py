@@ -145,3 +145,15 @@ def test_a_job_selects_its_pods_by_its_uid_and_labels_them() -> None:
         "job-name": "j",
     }
     assert (job.parallelism, job.completions) == (1, 1)
+
+
+def test_a_stateful_set_without_selector_gets_the_api_servers_two_errors() -> None:
+    doc = deployment(selector=None)
+    doc["kind"] = "StatefulSet"
+    with pytest.raises(InvalidObjectError) as info:
+        decode_object(doc)
+    assert str(info.value) == (
+        'StatefulSet.apps "web" is invalid: [spec.selector: Required value, '
+        'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: '
+        "`selector` does not match template `labels`]"
+    )

@@ -65,9 +65,26 @@ def test_the_outcome_counts_unschedulable_and_gated_pods() -> None:
     )
 
 
-def test_the_outcome_is_empty_when_every_pod_is_placed() -> None:
+def test_the_outcome_says_every_pod_was_placed() -> None:
     simulation = new_simulation(
         load_manifests(CLUSTER.split("---\napiVersion: v1\nkind: Pod\nmetadata: {name: big}")[0])
     )
     simulation.run()
-    assert simulation.outcome() == ""
+    assert simulation.outcome() == "stopped: every pod placed"
+
+
+def test_the_outcome_tells_pods_for_another_scheduler_apart() -> None:
+    other = "\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: elsewhere}\nspec:\n"
+    other += "  schedulerName: my-scheduler\n  containers: [{name: c, image: x}]\n"
+    simulation = new_simulation(load_manifests(CLUSTER + other))
+    simulation.run()
+    assert simulation.outcome() == (
+        "stopped: 1 pod unschedulable, 1 pod gated by schedulingGates, "
+        "1 pod for another scheduler, no event can change that"
+    )
+    placed = CLUSTER.split("---\napiVersion: v1\nkind: Pod\nmetadata: {name: big}")[0]
+    simulation = new_simulation(load_manifests(placed + other))
+    simulation.run()
+    assert simulation.outcome() == (
+        "stopped: every pod placed, 1 pod for another scheduler left pending"
+    )

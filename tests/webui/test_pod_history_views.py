@@ -212,3 +212,27 @@ def test_a_gated_pod_is_pending_because_of_its_scheduling_gates(
     assert "The pod has scheduling gates ( example.com/wait )" in body
     assert "does not try it until every gate is removed" in body
     assert "has not failed to place this pod yet" not in body
+
+
+def test_the_pod_page_says_what_admission_changed(signed_in: Client, user: User) -> None:
+    cluster = services.cluster_create(name="admitted", owner=user)
+    services.manifests_apply(
+        cluster=cluster,
+        text=(
+            "apiVersion: v1\nkind: LimitRange\nmetadata: {name: default-limits}\n"
+            'spec:\n  limits:\n  - type: Container\n    defaultRequest: {cpu: "1"}\n---\n'
+            "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\n"
+            'handler: kata\noverhead: {podFixed: {cpu: "1"}}\n---\n'
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: app}\n"
+            "spec:\n  runtimeClassName: kata\n  containers: [{name: app, image: x}]\n"
+        ),
+    )
+    page = signed_in.get(reverse("webui:pod", args=[cluster.pk, "default", "app"]))
+    text = page.content.decode()
+    assert "LimitRanger set requests.cpu=1 on container app (LimitRange default-limits)" in text
+    assert "RuntimeClass added overhead cpu=1 (RuntimeClass kata)" in text
+    # The manifest as stored carries upstream's annotation (YAML folds the long value).
+    assert (
+        "kubernetes.io/limit-ranger: &#x27;LimitRanger plugin set: cpu request for container\n"
+        in (text)
+    )

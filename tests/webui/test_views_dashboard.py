@@ -787,12 +787,18 @@ spec:
   - {name: c1, image: x, resources: {requests: {cpu: 250m, memory: 1Gi}}}
   - {name: c2, image: x, resources: {requests: {cpu: 250m}}}
 ---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: sandboxed}
+handler: runsc
+overhead: {podFixed: {cpu: 100m, memory: 64Mi}}
+---
 apiVersion: v1
 kind: Pod
 metadata: {name: overhead, namespace: default}
 spec:
   nodeName: a2
-  overhead: {cpu: 100m, memory: 64Mi}
+  runtimeClassName: sandboxed
   containers: [{name: c, image: x, resources: {requests: {cpu: 300m, memory: 100Mi}}}]
 ---
 apiVersion: v1

@@ -18,6 +18,7 @@ from schedviz.cluster.models import (
     WORKLOAD_KINDS,
     Change,
     Cluster,
+    Event,
     KubeResource,
     Profile,
 )
@@ -46,11 +47,13 @@ from schedviz.cluster.services.workloads import (
     pods_to_delete,
 )
 from schedviz.controllers.workloads import job_active_count
-from schedviz.kube.admission import admit_pods, admit_priority_classes
+from schedviz.kube.admission import PodAdmission, admit_priority_classes
 from schedviz.kube.decode import decode_object
 from schedviz.kube.errors import (
     DocumentError,
+    ForbiddenError,
     InvalidObjectError,
+    LocatedError,
     ManifestError,
     forbidden,
     go_quote,
@@ -69,6 +72,7 @@ from schedviz.kube.objects import (
     PriorityClass,
     ReplicaSet,
     ReplicationController,
+    ResourceQuota,
     StatefulSet,
     Workload,
 )
@@ -131,20 +135,73 @@ class _Write:
     row: KubeResource | None  # the stored row, for an update
 
 
-def _admit(cluster: Cluster, objects: Sequence[KubeObject]) -> list[KubeObject]:
-    """The objects with pods admitted against the stored and the given PriorityClasses."""
-    given = [o for o in objects if isinstance(o, PriorityClass)]
-    given_names = {pc.name for pc in given}
-    stored: list[PriorityClass] = []
-    for row in _manager(KIND_MODELS["PriorityClass"]).filter(cluster=cluster):
-        if row.name not in given_names:
-            pc = decode_object(row.manifest)
-            assert isinstance(pc, PriorityClass)
-            stored.append(pc)
-    admit_priority_classes([*stored, *given])
+def _stored_objects(cluster: Cluster, kind: str, given: set[str]) -> list[KubeObject]:
+    """The stored objects of the kind, but those the input replaces."""
+    return [
+        decode_object(row.manifest)
+        for row in _manager(KIND_MODELS[kind]).filter(cluster=cluster)
+        if row.key not in given
+    ]
+
+
+def _admit(
+    cluster: Cluster, objects: Sequence[KubeObject], manifests: Manifests
+) -> tuple[list[KubeObject], list[Event]]:
+    """The objects with their pods admitted as the API server admits each create (the
+    admission plugins read the stored objects and the input's, a LimitRange or quota of the
+    input from where it is in the input on); a pod already stored goes through the mutating
+    plugins only. A refused pod of the input (``manifests``) refuses the input
+    (ManifestError, each refusal at its document); a controller's refused pod is left out,
+    its FailedCreate event returned."""
+    policies: list[KubeObject] = []
+    for kind in ("PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota"):
+        of_kind = [o for o in objects if kind_of(o) == kind]
+        policies += _stored_objects(cluster, kind, {o.key for o in of_kind})
+        if kind in ("PriorityClass", "RuntimeClass"):
+            policies += of_kind  # the input's LimitRanges and quotas act from where they are
+    admit_priority_classes([o for o in policies if isinstance(o, PriorityClass)])
     pods = [o for o in objects if isinstance(o, Pod)]
-    admitted = iter(admit_pods(pods, [*stored, *given]))
-    return [next(admitted) if isinstance(o, Pod) else o for o in objects]
+    stored_keys = set(_rows_by_key(cluster, "Pod", (p.name for p in pods)))
+    existing: list[Pod] = []
+    quota_namespaces = {o.namespace for o in objects if isinstance(o, ResourceQuota)}
+    quota_namespaces |= {o.namespace for o in policies if isinstance(o, ResourceQuota)}
+    if quota_namespaces:
+        rows = PodRow.objects.filter(cluster=cluster, namespace__in=quota_namespaces)
+        existing = [pod for row in rows if isinstance(pod := decode_object(row.manifest), Pod)]
+    admission = PodAdmission(policies, existing)
+    given_ids = {id(o) for o in manifests.objects}
+    admitted: list[KubeObject] = []
+    errors: list[LocatedError] = []
+    events: list[Event] = []
+    for obj in objects:
+        if not isinstance(obj, Pod):
+            admission.add(obj)
+            admitted.append(obj)
+            continue
+        try:
+            admitted.append(admission.admit(obj, create=obj.key not in stored_keys))
+        except (ForbiddenError, InvalidObjectError) as error:
+            if id(obj) in given_ids:
+                errors.append(manifests.locate(error, "pods", obj.key))
+            else:
+                events.append(_failed_create(cluster, obj, error))
+    if errors:
+        raise ManifestError(errors)
+    return admitted, events
+
+
+def _failed_create(cluster: Cluster, pod: Pod, error: Exception) -> Event:
+    """The FailedCreate event of a controller whose pod admission refused (controller_utils'
+    ``CreatePods``: "Error creating: ...", on the controller)."""
+    owner = next((ref for ref in pod.owner_references if ref.controller), None)
+    return Event(
+        cluster=cluster,
+        type="Warning",
+        reason="FailedCreate",
+        object_namespace=pod.namespace,
+        object_name=owner.name if owner is not None else pod.name,
+        message=f"Error creating: {error}",
+    )
 
 
 def _node_name_forbidden(name: str, bound_to: str) -> str:
@@ -403,7 +460,9 @@ def _apply(
     with transaction.atomic():
         _lock(cluster)
         try:
-            objects = _admit(cluster, _with_controlled(cluster, manifests.objects))
+            objects, events = _admit(
+                cluster, _with_controlled(cluster, manifests.objects), manifests
+            )
         except ManifestError as error:
             raise ServiceError(_manifest_errors(error)) from None
         writes, errors = _plan_writes(cluster, objects, create_only=create_only)
@@ -414,6 +473,7 @@ def _apply(
             objects=_execute_writes(cluster, writes), skipped_notice=manifests.skipped_notice
         )
         result.objects += _scale_down(cluster, objects)
+        Event.objects.bulk_create(events)
         if config_document is not None:
             result.scheduler_config = _scheduler_config_store(cluster, config_document)
         if start_runner:

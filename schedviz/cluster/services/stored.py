@@ -34,6 +34,7 @@ from schedviz.kube.resources import pod_requests, to_int
 KIND_ORDER = (
     "Namespace",
     "PriorityClass",
+    "RuntimeClass",
     "StorageClass",
     "CSINode",
     "PersistentVolume",
@@ -48,6 +49,10 @@ KIND_ORDER = (
     "DaemonSet",
     "Job",
     "Pod",
+    # After the pods: applied again, the stored pods are not defaulted again, and a quota
+    # counts them as its controller would.
+    "LimitRange",
+    "ResourceQuota",
 )
 _API_VERSIONS = {kind: api_version for (api_version, kind) in KINDS}
 _QUALIFIED_RESOURCES = {kind: info.qualified_resource for (_, kind), info in KINDS.items()}
@@ -128,6 +133,7 @@ def _row_fields(obj: KubeObject) -> dict[str, Any]:
             conditions=[_condition_dict(c) for c in obj.conditions],
             requests=pod_request_amounts(obj),
         )
+        fields["admission"] = list(obj.admitted_changes)
     elif isinstance(obj, KubeNode):
         fields.update(
             unschedulable=obj.unschedulable,

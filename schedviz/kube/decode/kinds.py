@@ -13,6 +13,11 @@ from typing import Any
 
 from schedviz.kube import errors as fe
 from schedviz.kube.crds import POD_GROUP_API_VERSION, POD_GROUP_KIND, SCHEDULING_GROUP
+from schedviz.kube.decode.admission import (
+    decode_limit_range,
+    decode_resource_quota,
+    decode_runtime_class,
+)
 from schedviz.kube.decode.nodes import decode_node
 from schedviz.kube.decode.podgroup import decode_pod_group
 from schedviz.kube.decode.pods import decode_pod
@@ -74,6 +79,11 @@ KINDS: dict[tuple[str, str], KindInfo] = {
     ),
     ("storage.k8s.io/v1", "CSINode"): KindInfo("storage.k8s.io", "csinodes", decode_csi_node),
     ("v1", "Service"): KindInfo("", "services", decode_service),
+    ("v1", "LimitRange"): KindInfo("", "limitranges", decode_limit_range),
+    ("v1", "ResourceQuota"): KindInfo("", "resourcequotas", decode_resource_quota),
+    ("node.k8s.io/v1", "RuntimeClass"): KindInfo(
+        "node.k8s.io", "runtimeclasses", decode_runtime_class
+    ),
     ("v1", "ReplicationController"): KindInfo(
         "", "replicationcontrollers", decode_replication_controller
     ),

@@ -46,6 +46,7 @@ from schedviz.kube.decode.resources import (
 )
 from schedviz.kube.decode.taints import read_tolerations, validate_tolerations
 from schedviz.kube.decode.validation import (
+    inclusive_range_error,
     is_qualified_name,
     name_is_dns_subdomain,
 )
@@ -402,6 +403,8 @@ def decode_pod(r: Reader, doc: Mapping[str, Any]) -> Pod:
     priority = r.int32(spec, "priority", sp)
     preemption_policy = r.optional_str(spec, "preemptionPolicy", sp)
     overhead = r.resources(spec, "overhead", sp)
+    runtime_class_name = r.string(spec, "runtimeClassName", sp)
+    active_deadline_seconds = r.integer(spec, "activeDeadlineSeconds", sp)
     # After the containers' own defaults (requests from limits), as SetDefaults_Pod orders it.
     pod_resources = default_pod_requests(
         _read_pod_resources(r, spec, sp), containers, init_containers
@@ -437,6 +440,19 @@ def decode_pod(r: Reader, doc: Mapping[str, Any]) -> Pod:
     r.extend(validate_preemption_policy(preemption_policy, child(sp, "preemptionPolicy")))
     if overhead:
         r.extend(validate_resource_requirements({}, overhead, child(sp, "overhead")))
+    if runtime_class_name:
+        r.extend(
+            fe.invalid(child(sp, "runtimeClassName"), runtime_class_name, msg)
+            for msg in name_is_dns_subdomain(runtime_class_name, False)
+        )
+    if active_deadline_seconds is not None and not 1 <= active_deadline_seconds <= 2**32 - 1:
+        r.add(
+            fe.invalid(
+                child(sp, "activeDeadlineSeconds"),
+                active_deadline_seconds,
+                inclusive_range_error(1, 2**32 - 1),
+            )
+        )
     if pod_resources is not None:
         os_name = r.string(r.obj(spec, "os", sp), "name", child(sp, "os"))
         r.extend(
@@ -493,6 +509,8 @@ def decode_pod(r: Reader, doc: Mapping[str, Any]) -> Pod:
         resources=pod_resources,
         volumes=tuple(volumes),
         host_network=host_network,
+        runtime_class_name=runtime_class_name,
+        active_deadline_seconds=active_deadline_seconds,
         phase=phase,
         nominated_node_name=nominated,
         conditions=conditions,

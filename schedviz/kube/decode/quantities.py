@@ -32,20 +32,32 @@ def round_up_to_milli(quantity: Quantity) -> Quantity:
     return Quantity(Fraction(_ceil_away(milli), 1000))
 
 
+def quantity_format(quantity: Quantity) -> str:
+    """The quantity's format, as upstream keeps it: "binary", "exponent" or "decimal"."""
+    text = str(quantity)
+    if text[-2:] in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
+        return "binary"
+    return "exponent" if _EXPONENT_SUFFIX.search(text) else "decimal"
+
+
 def canonical_quantity(quantity: Quantity) -> str:
     """resource.Quantity.String(): "1.5" is "1500m", "1024Mi" is "1Gi", "2000" is "2k"."""
-    text = str(quantity)
-    amount = Fraction(_ceil_away(quantity.amount * 10**9), 10**9)  # upstream keeps nano precision
-    if text[-2:] in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
+    return format_amount_as(quantity.amount, quantity_format(quantity))
+
+
+def format_amount_as(value: Fraction, fmt: str) -> str:
+    """String() of an amount in a format (what a sum of quantities prints: Add keeps the
+    format of the quantity added to)."""
+    amount = Fraction(_ceil_away(value * 10**9), 10**9)  # upstream keeps nano precision
+    style = fmt
+    if fmt == "binary":
         style = "binary" if not -1024 < amount < 1024 and amount.denominator == 1 else "decimal"
-    else:
-        style = "exponent" if _EXPONENT_SUFFIX.search(text) else "decimal"
     if style == "binary":
-        value, power = int(amount), 0
-        while value % 1024 == 0 and power < 6:
-            value //= 1024
+        whole, power = int(amount), 0
+        while whole % 1024 == 0 and power < 6:
+            whole //= 1024
             power += 1
-        return f"{value}{_BINARY_SUFFIXES[power]}"
+        return f"{whole}{_BINARY_SUFFIXES[power]}"
     mantissa, exponent = int(amount * 10**9), -9
     if mantissa == 0:
         return "0"

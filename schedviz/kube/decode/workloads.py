@@ -107,9 +107,11 @@ def _restart_policy(template: Mapping[str, Any]) -> str:
 def _validate_selector(
     selector: LabelSelector | None, template: Mapping[str, Any], what: str
 ) -> list[FieldError]:
-    """apps validation: a selector is required, not empty, and matches the template's labels."""
+    """apps validation: a selector is required, not empty, and matches the template's labels.
+    Without one, the template is still checked against ``LabelSelectorAsSelector(nil)``,
+    which selects nothing: the API server gives both errors."""
     if selector is None:
-        return [fe.required("spec.selector")]
+        return [fe.required("spec.selector"), _selector_mismatch(template)]
     errs = validate_label_selector(selector, "spec.selector")
     if not selector.match_labels and not selector.match_expressions:
         errs.append(

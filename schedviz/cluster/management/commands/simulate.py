@@ -2,9 +2,12 @@
 
 No database, no Redis: the manifests are loaded, the scheduler runs in virtual time until no pod
 can progress without a new cluster event (``Scheduler.run_until_idle``), the trace is printed,
-and why it stopped, when pods are left pending, goes to stderr ("stopped: 3 pods unschedulable,
-no event can change that"). The cycles are kept encoded (``trace_codec``, as the live system
-stores them) and decoded one at a time as they are written. Bad input exits with status 2
+and why it stopped goes to stderr ("stopped: 3 pods unschedulable, no event can change that",
+"stopped: every pod placed"), with the FailedCreate of every controller's pod that admission
+refused. A pod of the input that admission refuses refuses the input like any invalid
+document ("document 4 of pods.yaml: pods \"web\" is forbidden: exceeded quota: ...").
+The cycles are kept encoded (``trace_codec``, as the live system stores them) and decoded
+one at a time as they are written. Bad input exits with status 2
 and the loader's message on stderr; so does an extender on a host outside
 ``SCHEDVIZ_EXTENDER_ALLOWED_HOSTS``.
 """
@@ -75,11 +78,14 @@ class Command(BaseCommand):
             sys.stderr.write(f"{manifests.skipped_notice}\n")
         for warning in manifests.name_warnings:
             sys.stderr.write(f"warning: {warning} (a v1.34 API server refuses this name)\n")
+        for failed in simulation.failed_creates:
+            sys.stderr.write(f"{failed}\n")
+        created_before_run = len(simulation.failed_creates)
         with scheduling_collector():
             simulation.run(options["max_cycles"])
-        outcome = simulation.outcome()
-        if outcome:
-            sys.stderr.write(f"{outcome}\n")
+        sys.stderr.write(f"{simulation.outcome()}\n")
+        for failed in simulation.failed_creates[created_before_run:]:
+            sys.stderr.write(f"{failed}\n")
         if options["output"] == "json":
             self._write_json(simulation.log)
         else:

@@ -55,7 +55,9 @@ def admit_priority_classes(classes: Sequence[PriorityClass]) -> None:
         raise ManifestError(errors)
 
 
-def _admit_pod(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> Pod:
+def admit_pod_priority(
+    pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None
+) -> Pod:
     """admitPod for a create; raises ForbiddenError as the plugin refuses a pod."""
     class_name = pod.priority_class_name
     if not class_name and pod.priority is not None:
@@ -106,7 +108,7 @@ def admit_pods(pods: Sequence[Pod], priority_classes: Sequence[PriorityClass]) -
     errors: list[LocatedError] = []
     for pod in pods:
         try:
-            admitted.append(_admit_pod(pod, classes, default))
+            admitted.append(admit_pod_priority(pod, classes, default))
         except ForbiddenError as error:
             errors.append(error)
     if errors:
