@@ -105,6 +105,8 @@ class Simulation:
     # The controllers' pods admission refused, as their FailedCreate events read
     # ("Warning FailedCreate replicaset/web-5d9f: Error creating: pods ... is forbidden: ...").
     failed_creates: list[str] = field(default_factory=list)
+    # RuntimeClass refusals let through (``lenient_runtime_classes``), in the API's words.
+    admission_warnings: list[str] = field(default_factory=list)
 
     @property
     def traces(self) -> list[CycleTrace]:
@@ -245,8 +247,11 @@ def new_simulation(
     extender_allowed_hosts: frozenset[str] | None = None,
     encoded_traces: bool = False,
     controllers: Sequence[Callable[[ClusterStore], None]] = (),
+    lenient_runtime_classes: bool = False,
 ) -> Simulation:
     """``encoded_traces``: keep the cycles encoded (``EncodedTraceLog``), for long runs.
+    ``lenient_runtime_classes``: as ``PodAdmission``'s (``manage.py simulate``: a dump's pods
+    keep the overhead they were stored with when their RuntimeClass is missing or differs).
     ``controllers``: more controllers started on the store once the scheduler and the workload
     controllers watch it (each syncs and then follows the store), like
     kube-controller-manager's beside the scheduler (``schedviz.controllers`` has the PV
@@ -260,7 +265,9 @@ def new_simulation(
     clock = VirtualClock()
     manager = ControllerManager(seed)
     expanded = manager.expand(manifests.objects)
-    admission = PodAdmission(admission_objects(expanded))
+    admission = PodAdmission(
+        admission_objects(expanded), lenient_runtime_classes=lenient_runtime_classes
+    )
     failed_creates: list[str] = []
     objects = admitted_objects(
         expanded, admission, manifests=manifests, failed_creates=failed_creates
@@ -288,4 +295,12 @@ def new_simulation(
     manager.start(store, admit=admit)
     for start in controllers:
         start(store)
-    return Simulation(scheduler, store, clock, log, manager, failed_creates=failed_creates)
+    return Simulation(
+        scheduler,
+        store,
+        clock,
+        log,
+        manager,
+        failed_creates=failed_creates,
+        admission_warnings=admission.warnings,
+    )

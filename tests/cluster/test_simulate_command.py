@@ -197,6 +197,26 @@ def test_a_runtime_class_overhead_counts_in_every_pod_that_names_it(
     assert len(_placed(output)) == 1
 
 
+def test_a_dumped_pod_whose_runtime_class_is_missing_keeps_its_overhead_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A dump's pods carry the overhead their RuntimeClass set; the class itself (cluster-scoped)
+    # is often not dumped. The API server would refuse the create; storage holds the pod.
+    pods = _pods(
+        2,
+        "{name: app, image: x, resources: {requests: {cpu: 1500m}}}",
+        '  runtimeClassName: kata\n  overhead: {cpu: "1"}\n',
+    )
+    output = simulate(tmp_path, NODE_4CPU + pods)
+    assert len(_placed(output)) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [
+        f'warning: pods "p{n}" is forbidden: pod rejected: RuntimeClass "kata" not found '
+        "(a v1.34 API server refuses this create; simulated as stored)"
+        for n in (0, 1)
+    ]
+
+
 def test_a_pod_past_the_quota_refuses_the_input_at_its_document(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

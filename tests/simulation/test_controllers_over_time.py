@@ -160,7 +160,7 @@ def test_a_job_runs_its_pods_for_their_run_time_and_completes() -> None:
     assert [c["type"] for c in status["conditions"]] == ["SuccessCriteriaMet", "Complete"]
     assert sim.clock.now() == 120
     assert all(p.phase == POD_SUCCEEDED for p in sim.store.pods())
-    assert sim.outcome() == ""
+    assert sim.outcome() == "stopped: every pod placed"
 
 
 def test_a_dumped_deployment_with_its_replica_set_and_pods_makes_no_doubles() -> None:

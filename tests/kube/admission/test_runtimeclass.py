@@ -196,6 +196,20 @@ def test_admit_refuses_an_unknown_runtime_class() -> None:
     assert runtimeclass.runtime_class_of(pod("podname"), {"foo": runtime_class()}) is not None
 
 
+def test_lenient_admission_lets_a_stored_pod_through_with_one_warning_per_refusal() -> None:
+    from schedviz.kube.admission import PodAdmission
+    from schedviz.kube.errors import ForbiddenError
+
+    stored = pod("dumped", overhead=True)
+    with pytest.raises(ForbiddenError):
+        PodAdmission([]).admit(stored)
+    lenient = PodAdmission([], lenient_runtime_classes=True)
+    assert lenient.admit(stored).overhead == stored.overhead
+    assert lenient.warnings == [
+        'pods "dumped" is forbidden: pod rejected: RuntimeClass "foo" not found'
+    ]
+
+
 @pytest.mark.parametrize(
     ("the_pod", "rc", "error"),
     [

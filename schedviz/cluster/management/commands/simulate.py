@@ -33,6 +33,7 @@ from schedviz.scheduler.trace import SCHEMA_VERSION
 from schedviz.scheduler.trace_table import render_table
 from schedviz.simulation.simulator import (
     EncodedTraceLog,
+    Simulation,
     SimulationInputError,
     TraceLog,
     new_simulation,
@@ -64,6 +65,7 @@ class Command(BaseCommand):
                 extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
                 encoded_traces=True,
                 controllers=[start_persistent_volume_controller],
+                lenient_runtime_classes=True,
             )
         except (
             ManifestError,
@@ -78,18 +80,29 @@ class Command(BaseCommand):
             sys.stderr.write(f"{manifests.skipped_notice}\n")
         for warning in manifests.name_warnings:
             sys.stderr.write(f"warning: {warning} (a v1.34 API server refuses this name)\n")
-        for failed in simulation.failed_creates:
-            sys.stderr.write(f"{failed}\n")
+        self._write_admission(simulation, 0, 0)
         created_before_run = len(simulation.failed_creates)
+        warned_before_run = len(simulation.admission_warnings)
         with scheduling_collector():
             simulation.run(options["max_cycles"])
         sys.stderr.write(f"{simulation.outcome()}\n")
-        for failed in simulation.failed_creates[created_before_run:]:
-            sys.stderr.write(f"{failed}\n")
+        self._write_admission(simulation, created_before_run, warned_before_run)
         if options["output"] == "json":
             self._write_json(simulation.log)
         else:
             self.stdout.write(render_table(simulation.log, simulation.store.pods()))
+
+    @staticmethod
+    def _write_admission(simulation: Simulation, failed_from: int, warned_from: int) -> None:
+        """The controllers' FailedCreate events and the RuntimeClass refusals let through,
+        from the given positions on."""
+        for failed in simulation.failed_creates[failed_from:]:
+            sys.stderr.write(f"{failed}\n")
+        for warning in simulation.admission_warnings[warned_from:]:
+            sys.stderr.write(
+                f"warning: {warning} (a v1.34 API server refuses this create; "
+                "simulated as stored)\n"
+            )
 
     def _write_json(self, traces: EncodedTraceLog | TraceLog) -> None:
         """The trace document with one cycle per line, each decoded and converted only when
