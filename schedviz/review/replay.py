@@ -239,13 +239,13 @@ def _replayed(trace: CycleTrace, replay_bind: str) -> ReplayedCycle:
     pre_filter = trace.pre_filter_status
     if pre_filter is not None:
         # PreFilter cut the nodes outside its result, or rejected the pod on every node.
-        narrowed = trace.pre_filter_nodes
-        cut = (
-            narrowed if narrowed is not None else frozenset() if not trace.filter_results else None
-        )
-        for name in trace.all_nodes if cut is not None else ():
-            if name not in rejections and name not in cut:
-                rejections[name] = (pre_filter.plugin, tuple(pre_filter.reasons))
+        kept = trace.pre_filter_nodes
+        if kept is None and not trace.filter_results:
+            kept = frozenset()
+        if kept is not None:
+            for name in trace.all_nodes:
+                if name not in rejections and name not in kept:
+                    rejections[name] = (pre_filter.plugin, tuple(pre_filter.reasons))
     preemption: dict[str, Any] = trace.preemption or {}
     victims = preemption.get("victims") or []
     return ReplayedCycle(
