@@ -276,15 +276,16 @@ def _go_string(text: str, start: int) -> tuple[str, int]:
     after its closing quote. Raises ValueError when it does not close."""
     out: list[str] = []
     index = start + 1
-    length = len(text)
-    while index < length:
-        char = text[index]
-        if char == '"':
-            return "".join(out), index + 1
-        if char != "\\":
-            out.append(char)
-            index += 1
-            continue
+    while True:
+        close = text.find('"', index)
+        if close < 0:
+            break
+        escape = text.find("\\", index, close)
+        if escape < 0:
+            out.append(text[index:close])
+            return "".join(out), close + 1
+        out.append(text[index:escape])
+        index = escape
         code = text[index + 1 : index + 2]
         if code in _ESCAPES:
             out.append(_ESCAPES[code])

@@ -90,9 +90,9 @@ def reason_counts(message: str) -> Counter[str]:
     return counts
 
 
-def _nodes(names: list[str]) -> str:
+def _nodes(names: list[str], total: int | None = None) -> str:
     shown = ", ".join(names[:NAMED_NODES])
-    more = len(names) - NAMED_NODES
+    more = (len(names) if total is None else total) - min(len(names), NAMED_NODES)
     return f"{shown} and {more} more" if more > 0 else shown
 
 
@@ -119,7 +119,8 @@ class Reconciler:
         differences, tie = _differences(attempt, cycle)
         if not differences:
             why = (
-                f"tie: {attempt.node} is in the replay's tie set ({', '.join(cycle.tie_set)})"
+                f"tie: {attempt.node} is in the replay's tie set of {cycle.tie_count} "
+                f"({_nodes(cycle.tie_set, cycle.tie_count)})"
                 if tie
                 else ""
             )
@@ -190,9 +191,9 @@ class Reconciler:
             and cycle.feasible < attempt.feasible
             and not _search_stopped(attempt, cycle)
         ):
-            rejected = sorted(cycle.rejections)
+            rejected = list(cycle.rejections)
             texts.append(
-                f"the replay rejects {len(rejected)} node(s) where the real scheduler found "
+                f"the replay rejects {cycle.rejected} node(s) where the real scheduler found "
                 f"{attempt.feasible} feasible of {cycle.total_nodes}: "
                 + "; ".join(
                     f"{name} ({self._node_detail(name, pod, *cycle.rejections[name])})"
@@ -204,7 +205,7 @@ class Reconciler:
 
     def _passing_nodes(self, attempt: Attempt, cycle: ReplayedCycle, pod: Any) -> list[str]:
         """Nodes the replay finds feasible that the real scheduler rejected."""
-        feasible = sorted(cycle.scores) or ([cycle.node] if cycle.node else [])
+        feasible = list(cycle.feasible_sample)
         if self._missing_victims:
             # The victims' node passes because the dump lacks them: said already.
             feasible = [name for name in feasible if name != attempt.nominated_node]
@@ -222,7 +223,8 @@ class Reconciler:
         )
         rejected = ", ".join(f"{logged[r]} {r}" for r in fewer) or "every node"
         return [
-            f"the real scheduler rejected {rejected}; in the replay {_nodes(feasible)} "
+            f"the real scheduler rejected {rejected}; in the replay "
+            f"{_nodes(feasible, cycle.feasible)} "
             f"passes every filter, so the dump differs from what it saw ({details})"
         ]
 
@@ -321,7 +323,7 @@ def _differences(attempt: Attempt, cycle: ReplayedCycle) -> tuple[list[str], boo
         )
     elif attempt.result == RESULT_SCHEDULED and attempt.node != cycle.node:
         if attempt.node in cycle.tie_set:
-            tie = True
+            tie = True  # the replay keeps the log's node in its tie set sample when tied
         else:
             logged_total = cycle.totals.get(attempt.node)
             chosen_total = cycle.totals.get(cycle.node)

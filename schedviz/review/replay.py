@@ -46,24 +46,32 @@ NOT_BOUND_BY_LOG = (
 
 @dataclass
 class ReplayedCycle:
-    """What the engine decided for one attempt."""
+    """What the engine decided for one attempt, kept small: only the nodes the comparison can
+    name (the log's and the replay's node, the nodes the log scored, a few others), so that
+    10,000 attempts on 5000 nodes hold a few megabytes, not the cycles' gigabytes."""
 
     cycle: int
     result: str
     node: str
     message: str
+    # The first nodes of the tie set, the log's node first when it is in it; its full size.
     tie_set: list[str]
+    tie_count: int
     feasible: int
     evaluated: int
     total_nodes: int
     victims: list[str]
     nominated_node: str
-    # node -> plugin -> weighted score, node -> total
+    # node -> plugin -> weighted score, node -> total, for the nodes kept
     scores: dict[str, dict[str, int]]
     totals: dict[str, int]
-    # node -> (plugin, reasons) of the nodes a filter (or PreFilter) rejected
+    # node -> (plugin, reasons) of rejected nodes kept (the log's node, then the first few),
+    # and how many nodes were rejected in all
     rejections: dict[str, tuple[str, tuple[str, ...]]]
-    # (plugin, weight) of the scoring plugins, in the profile's order
+    rejected: int
+    # A few feasible nodes (the log's first when it is feasible), in the walk's order.
+    feasible_sample: list[str]
+    # The scoring plugins' weights, in the profile's order
     weights: dict[str, int]
 
 
@@ -183,7 +191,7 @@ class Replay:
                 "(schedulingGates, or a plugin's PreEnqueue) or it is not this scheduler's"
             )
         else:
-            step.cycle = _replayed(trace, scheduler.replay_bind)
+            step.cycle = _replayed(trace, scheduler.replay_bind, attempt)
         self._apply_log(attempt, self.store.get("Pod", attempt.pod))
         return step
 
@@ -214,38 +222,49 @@ class Replay:
             self.scheduler.queue.add_nominated_pod(PodInfo(current), None)
 
 
-def _replayed(trace: CycleTrace, replay_bind: str) -> ReplayedCycle:
+# How many nodes of each kind a replayed cycle keeps beyond those the log names.
+KEPT_NODES = 5
+
+
+def _replayed(trace: CycleTrace, replay_bind: str, attempt: Attempt) -> ReplayedCycle:
     result, node, message = trace.result, trace.selected_node, trace.message
     if result == RESULT_ERROR and NOT_BOUND_BY_LOG in message:
         # The engine chose a node; only the bind was refused to follow the log.
         result, node = RESULT_SCHEDULED, replay_bind or trace.selected_node
-        pod_name = trace.pod
-        message = f"Successfully assigned {pod_name} to {node}"
+        message = f"Successfully assigned {trace.pod} to {node}"
         trace.result, trace.message = result, message
         trace.events = [event for event in trace.events if event["reason"] != "FailedScheduling"]
     elif result == RESULT_SCHEDULED:
         node = replay_bind or node
-    weights = dict(trace.score_plugins)
+    named = {attempt.node, node, *attempt.scores, *attempt.totals} - {""}
     scores: dict[str, dict[str, int]] = {}
-    for index, name in enumerate(trace.score_nodes):
+    totals: dict[str, int] = {}
+    score_nodes = trace.score_nodes
+    positions = (
+        {name: index for index, name in enumerate(score_nodes)}
+        if len(named) > KEPT_NODES
+        else {name: score_nodes.index(name) for name in named if name in score_nodes}
+    )
+    for name in named:
+        index = positions.get(name)
+        if index is None:
+            continue
         scores[name] = {
             plugin: trace.normalized_scores[column][index] * weight
             for column, (plugin, weight) in enumerate(trace.score_plugins)
         }
-    rejections: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for name, (_, status) in trace.filter_results.items():
-        if status is not None:
-            rejections[name] = (status.plugin, tuple(status.reasons))
-    pre_filter = trace.pre_filter_status
-    if pre_filter is not None:
-        # PreFilter cut the nodes outside its result, or rejected the pod on every node.
-        kept = trace.pre_filter_nodes
-        if kept is None and not trace.filter_results:
-            kept = frozenset()
-        if kept is not None:
-            for name in trace.all_nodes:
-                if name not in rejections and name not in kept:
-                    rejections[name] = (pre_filter.plugin, tuple(pre_filter.reasons))
+        totals[name] = trace.totals[index]
+    sample = [name for name in score_nodes[: KEPT_NODES + 1] if name != attempt.node]
+    if not score_nodes and node:
+        sample.append(node)
+    feasible_sample = sorted(sample[:KEPT_NODES])
+    if attempt.node and (attempt.node in scores or attempt.node == node):
+        feasible_sample.insert(0, attempt.node)
+    rejections, rejected = _rejections(trace, attempt.node)
+    tie_set = list(trace.tie_set) or ([node] if node else [])
+    kept_ties = tie_set[:KEPT_NODES]
+    if attempt.node in tie_set and attempt.node not in kept_ties:
+        kept_ties.insert(0, attempt.node)
     preemption: dict[str, Any] = trace.preemption or {}
     victims = preemption.get("victims") or []
     return ReplayedCycle(
@@ -253,14 +272,63 @@ def _replayed(trace: CycleTrace, replay_bind: str) -> ReplayedCycle:
         result=result,
         node=node,
         message=message,
-        tie_set=list(trace.tie_set) or ([node] if node else []),
+        tie_set=kept_ties,
+        tie_count=len(tie_set),
         feasible=trace.feasible_nodes,
         evaluated=trace.evaluated_nodes,
         total_nodes=len(trace.all_nodes),
         victims=[str(victim) for victim in victims],
         nominated_node=trace.nominated_node,
         scores=scores,
-        totals=dict(zip(trace.score_nodes, trace.totals, strict=True)),
+        totals=totals,
         rejections=rejections,
-        weights=weights,
+        rejected=rejected,
+        feasible_sample=feasible_sample,
+        weights=dict(trace.score_plugins),
     )
+
+
+def _rejections(
+    trace: CycleTrace, log_node: str
+) -> tuple[dict[str, tuple[str, tuple[str, ...]]], int]:
+    """The rejected nodes kept (the log's node, then the first in the walk's order) and how
+    many were rejected, read from the walk's columns when it left them (no per-node dict)."""
+    kept: dict[str, tuple[str, tuple[str, ...]]] = {}
+    rejected = 0
+
+    def keep(name: str, status: Status) -> None:
+        kept[name] = (status.plugin, tuple(status.reasons))
+
+    columns = trace.filter_columns
+    if columns is not None:
+        # Counted and searched in the lists themselves: 5000 rows per cycle add up.
+        names, rows, statuses = columns.names, columns.rows, columns.statuses
+        rejected = len(statuses) - statuses.count(None)
+        if log_node in names and names.index(log_node) in rows:
+            status = statuses[rows.index(names.index(log_node))]
+            if status is not None:
+                keep(log_node, status)
+        for row, status in zip(rows, statuses, strict=True):
+            if len(kept) > KEPT_NODES:
+                break
+            if status is not None:
+                keep(names[row], status)
+    else:
+        for name, (_, status) in trace.filter_results.items():
+            if status is not None:
+                rejected += 1
+                if name == log_node or len(kept) < KEPT_NODES:
+                    keep(name, status)
+    pre_filter = trace.pre_filter_status
+    if pre_filter is not None:
+        # PreFilter cut the nodes outside its result, or rejected the pod on every node.
+        kept_nodes = trace.pre_filter_nodes
+        if kept_nodes is None and not trace.filtered_count():
+            kept_nodes = frozenset()
+        if kept_nodes is not None:
+            for name in trace.all_nodes:
+                if name not in kept_nodes and name not in kept:
+                    rejected += 1
+                    if name == log_node or len(kept) < KEPT_NODES:
+                        keep(name, pre_filter)
+    return kept, rejected
