@@ -27,7 +27,7 @@ from django.http.response import HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from schedviz.cluster import attempts, exports, lessons, selectors, services, validation
+from schedviz.cluster import attempts, exports, lessons, reviews, selectors, services, validation
 from schedviz.cluster.models import WORKLOAD_KINDS, Cluster, DebugSession
 from schedviz.cluster.ratelimit import limit_writes
 from schedviz.cluster.services import Conflict, ObjectNotFound, ServiceError
@@ -419,6 +419,19 @@ def cluster_import(request: HttpRequest, user: User) -> HttpResponse:
     name = request.GET.get("name") or exports.import_name(owner=user, text=text)
     cluster = exports.trace_import(name=name, owner=user, text=text)
     return JsonResponse({"id": cluster.id, "name": cluster.name}, status=201)
+
+
+@api_view("POST")
+@limit_writes
+def cluster_review(request: HttpRequest, user: User) -> HttpResponse:
+    """A real scheduler's logs, events and dump (multipart: log, events, cluster, config)
+    reconciled with the engine's replay (docs/review.md); the replay is kept as a new paused
+    cluster of the user's (?name= names it) whose cycles the attempts' ``replay.cycle`` number."""
+    stored = reviews.review_uploaded(
+        owner=user, files=request.FILES, name=request.GET.get("name", "")
+    )
+    cluster = {"id": stored.cluster.id, "name": stored.cluster.name}
+    return JsonResponse({**stored.review.to_json(), "cluster": cluster}, status=201)
 
 
 @api_view("GET")

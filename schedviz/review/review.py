@@ -102,6 +102,8 @@ class Review:
     instances: list[str] = field(default_factory=list)
     unbound_from_dump: int = 0
     seconds: float = 0.0
+    # The configuration document replayed (None: the v1 defaults).
+    config_document: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         kinds = Counter(reviewed.verdict.kind for reviewed in self.attempts)
@@ -172,7 +174,7 @@ def review(
             '("Successfully bound pod to node", "Unable to schedule pod; no fit; waiting") '
             "or the events FailedScheduling/Scheduled"
         )
-    config, source, note = _configuration(timeline, manifests, registry, config_doc)
+    config, source, note, document = _configuration(timeline, manifests, registry, config_doc)
     replay = Replay(manifests.objects, timeline.attempts, config, registry, emit=emit)
     reconciler = Reconciler(replay.store)
     reviewed = [
@@ -188,6 +190,7 @@ def review(
         instances=reading.instances,
         unbound_from_dump=len(replay.unbound),
         seconds=time.perf_counter() - started,
+        config_document=document,
     )
 
 
@@ -196,27 +199,29 @@ def _configuration(
     manifests: Manifests,
     registry: Registry,
     config_doc: dict[str, Any] | None,
-) -> tuple[KubeSchedulerConfiguration, str, str]:
+) -> tuple[KubeSchedulerConfiguration, str, str, dict[str, Any] | None]:
     known = set(registry)
     if config_doc is None and len(manifests.scheduler_configs) > 1:
         raise ReviewInputError("at most one KubeSchedulerConfiguration may be given")
     given = config_doc if config_doc is not None else next(iter(manifests.scheduler_configs), None)
     if given is not None:
-        return decode_configuration(given, known_plugins=known), CONFIG_GIVEN, ""
+        return decode_configuration(given, known_plugins=known), CONFIG_GIVEN, "", given
     notes: list[str] = []
     logged = timeline.config_yaml()
     if logged:
         try:
             document = yaml.safe_load(logged)
             if isinstance(document, dict):
-                return decode_configuration(document, known_plugins=known), CONFIG_STARTUP, ""
+                config = decode_configuration(document, known_plugins=known)
+                return config, CONFIG_STARTUP, "", document
             notes.append("the logged configuration is not a YAML object")
         except (yaml.YAMLError, ConfigError) as error:
             notes.append(f"the logged configuration cannot be used: {error}")
     plugins = timeline.profiles_plugins()
     if plugins:
+        made = _profile_document(plugins[0])
         try:
-            config = decode_configuration(_profile_document(plugins[0]), known_plugins=known)
+            config = decode_configuration(made, known_plugins=known)
         except ConfigError as error:
             notes.append(f"the logged plugins cannot be used: {error}")
         else:
@@ -225,8 +230,8 @@ def _configuration(
                     f"the startup log lists {len(plugins)} profiles without their names: the "
                     "first is replayed as default-scheduler; give --config for the others"
                 )
-            return config, CONFIG_PLUGINS, "; ".join(notes)
-    return default_configuration(), CONFIG_DEFAULT, "; ".join(notes)
+            return config, CONFIG_PLUGINS, "; ".join(notes), made
+    return default_configuration(), CONFIG_DEFAULT, "; ".join(notes), None
 
 
 def _profile_document(plugins: dict[str, Any]) -> dict[str, Any]:
