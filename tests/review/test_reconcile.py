@@ -111,3 +111,35 @@ def test_reason_counts_reads_a_fit_error() -> None:
         "node(s) had untolerated taint {dedicated: gpu}": 1,
         "Insufficient cpu": 2,
     }
+
+
+CONFIG_DUMP_LINE = (
+    '2026-11-28T13:29:16.200000Z I1128 13:29:16.200000   28704 configfile.go:94] "Using '
+    'component config" config=<\n'
+    "2026-11-28T13:29:16.200000Z \tapiVersion: kubescheduler.config.k8s.io/v1\n"
+    "2026-11-28T13:29:16.200000Z \tkind: KubeSchedulerConfiguration\n"
+    "2026-11-28T13:29:16.200000Z \tprofiles:\n"
+    "2026-11-28T13:29:16.200000Z \t- schedulerName: default-scheduler\n"
+    "2026-11-28T13:29:16.200000Z \t  pluginConfig:\n"
+    "2026-11-28T13:29:16.200000Z \t  - name: NodeResourcesFit\n"
+    "2026-11-28T13:29:16.200000Z \t    args:\n"
+    "2026-11-28T13:29:16.200000Z \t      scoringStrategy:\n"
+    "2026-11-28T13:29:16.200000Z \t        type: MostAllocated\n"
+    "2026-11-28T13:29:16.200000Z  >\n"
+)
+
+
+def test_the_configuration_a_startup_log_dumped_is_the_one_replayed() -> None:
+    # The real scheduler's log (-v 10) with a startup dump of another scoring strategy: the
+    # replay runs it, so NodeResourcesFit's scores no longer agree, and the review says so.
+    log = CONFIG_DUMP_LINE + (DATA / "scheduler-v10.log").read_text()
+    result = review(
+        logs=[("kube-scheduler.log", log)],
+        events=[],
+        manifests=load_files([str(DATA / "cluster.yaml")], lenient_names=True),
+        registry=new_registry(),
+    )
+    assert result.config_source == "startup log (Using component config)"
+    web1 = next(r for r in result.attempts if r.step.attempt.pod == "default/web-1")
+    assert not web1.verdict.agree
+    assert "NodeResourcesFit on node-a: 90 in the log" in " ".join(web1.verdict.differences)

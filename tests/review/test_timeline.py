@@ -75,3 +75,36 @@ def test_an_outcome_logged_after_the_next_attempt_goes_to_its_own_pod() -> None:
 def test_counts_of_message_reads_the_node_count() -> None:
     assert counts_of_message("0/5000 nodes are available: 5000 Insufficient cpu.") == 5000
     assert counts_of_message("no nodes available to schedule pods") is None
+
+
+def test_a_container_runtime_log_from_a_public_issue_reads_as_attempts() -> None:
+    # An excerpt a kueue issue pasted (containerd's "<time> stderr F " prefix, v1.31 lines).
+    timeline = _timeline("cri-excerpt.log")
+    assert [(a.pod, a.number, a.result, a.total_nodes) for a in timeline.attempts] == [
+        ("e2e-tas-pytorchjob-qbdbb/ranks-pytorch-worker-0", 1, "Scheduled", None),
+        ("e2e-tas-sts-fpmn5/sts-0", 1, "Unschedulable", 9),
+        ("e2e-tas-sts-fpmn5/sts-0", 2, "Unschedulable", 9),
+    ]
+
+
+def test_a_leader_change_leaves_the_old_leaders_open_attempt_without_outcome() -> None:
+    old = "\n".join(
+        [
+            'I1128 13:00:00.000000 1 s.go:1] "Starting Kubernetes Scheduler" version="v1.34.1"',
+            'I1128 13:00:01.000000 1 s.go:1] "Attempting to schedule pod" pod="a/one"',
+        ]
+    )
+    new = "\n".join(
+        [
+            'I1128 13:00:05.000000 1 s.go:1] "Starting Kubernetes Scheduler" version="v1.34.1"',
+            'I1128 13:00:06.000000 1 s.go:1] "Attempting to schedule pod" pod="a/one"',
+            'I1128 13:00:06.100000 1 s.go:1] "Successfully bound pod to node" pod="a/one" node="n"',
+        ]
+    )
+    reading = read_logs([("old.log", old), ("new.log", new)], year=2026)
+    timeline = build_timeline(reading.records)
+    assert [(a.instance, a.result, a.number) for a in timeline.attempts] == [
+        ("old.log pid 1", "Unknown", 1),
+        ("new.log pid 1", "Scheduled", 2),
+    ]
+    assert [s.version for s in timeline.startups] == ["v1.34.1", "v1.34.1"]
