@@ -132,7 +132,7 @@ class Reconciler:
         unknown = sorted(
             {p for scores in attempt.scores.values() for p in scores} - set(cycle.weights)
         )
-        if unknown:
+        if unknown and cycle.weights:
             explanations.append(
                 (
                     KIND_CONFIGURATION,
@@ -180,28 +180,72 @@ class Reconciler:
                 f"{attempt.node} fails {plugin} in the replay ({'; '.join(reasons)}), yet the "
                 f"real scheduler bound the pod there: {detail}"
             )
-        if attempt.result == RESULT_UNSCHEDULABLE or (
-            attempt.feasible is not None and cycle.feasible > attempt.feasible
-        ):
+        for name in attempt.scores:
+            if name != attempt.node and name in cycle.rejections:
+                plugin, reasons = cycle.rejections[name]
+                texts.append(
+                    f"{name} fails {plugin} in the replay ({'; '.join(reasons)}), yet the real "
+                    f"scheduler found it feasible (it scored it): "
+                    f"{self._node_detail(name, pod, plugin, reasons)}"
+                )
+        if attempt.result == RESULT_UNSCHEDULABLE:
             texts.extend(self._passing_nodes(attempt, cycle, pod))
+        elif (
+            attempt.feasible is not None
+            and cycle.feasible > attempt.feasible
+            and not _search_stopped(attempt, cycle)
+            and cycle.node
+        ):
+            scored = bool(attempt.scores)
+            if not scored or cycle.node not in attempt.scores:
+                guess = "was not among the nodes it scored" if scored else "may be one"
+                texts.append(
+                    f"the replay finds {cycle.feasible} feasible node(s) where the real scheduler "
+                    f"found {attempt.feasible}: a node that passes now did not then; "
+                    f"{cycle.node}, the replay's choice, {guess} "
+                    f"({self._node_state(cycle.node, pod, [])})"
+                )
         if (
             not texts
-            and attempt.result == RESULT_SCHEDULED
             and attempt.feasible is not None
             and cycle.feasible < attempt.feasible
             and not _search_stopped(attempt, cycle)
-        ):
-            rejected = list(cycle.rejections)
-            texts.append(
-                f"the replay rejects {cycle.rejected} node(s) where the real scheduler found "
-                f"{attempt.feasible} feasible of {cycle.total_nodes}: "
-                + "; ".join(
-                    f"{name} ({self._node_detail(name, pod, *cycle.rejections[name])})"
-                    for name in rejected[:NAMED_NODES]
-                )
-            )
+        ) or _message_differs(attempt, cycle):
+            texts.extend(self._new_rejections(attempt, cycle, pod))
         texts.extend(self._score_drift(attempt, cycle, inferred, pod))
         return texts
+
+    def _new_rejections(self, attempt: Attempt, cycle: ReplayedCycle, pod: Any) -> list[str]:
+        """The replay's rejections the real scheduler did not make: by the FitError's reasons
+        when both have one, else every kind of rejection the replay made."""
+        logged = reason_counts(attempt.message or attempt.event_message)
+        replayed = reason_counts(cycle.message) if cycle.result == RESULT_UNSCHEDULABLE else None
+        if logged and replayed is not None:
+            more = {r: n - logged.get(r, 0) for r, n in replayed.items() if n > logged.get(r, 0)}
+            fewer = [
+                f"{logged[r] - replayed.get(r, 0)} {r}"
+                for r in logged
+                if logged[r] > replayed.get(r, 0)
+            ]
+        else:
+            more = Counter(reason for _, reasons in cycle.rejections.values() for reason in reasons)
+            fewer = []
+        texts = []
+        for reason, count in more.items():
+            nodes = [
+                f"{name} ({self._node_detail(name, pod, plugin, reasons)})"
+                for name, (plugin, reasons) in cycle.rejections.items()
+                if reason in reasons and name != attempt.node
+            ]
+            if nodes:
+                texts.append(
+                    f'{count} more node(s) fail "{reason}" in the replay than in the log, '
+                    f"among {'; '.join(nodes[:NAMED_NODES])}"
+                )
+        if not texts:
+            return []
+        tail = f"; the real scheduler had {', '.join(fewer)} more" if fewer else ""
+        return ["; ".join(texts) + tail]
 
     def _passing_nodes(self, attempt: Attempt, cycle: ReplayedCycle, pod: Any) -> list[str]:
         """Nodes the replay finds feasible that the real scheduler rejected."""
@@ -303,6 +347,15 @@ def _labels_against(node: Node, pod: Any) -> str:
 
 def _allocatable(node: Node) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(node.allocatable.items())) or "none"
+
+
+def _message_differs(attempt: Attempt, cycle: ReplayedCycle) -> bool:
+    logged = attempt.message or attempt.event_message
+    return (
+        attempt.result == RESULT_UNSCHEDULABLE == cycle.result
+        and bool(logged)
+        and not same_message(cycle.message, logged)
+    )
 
 
 def _search_stopped(attempt: Attempt, cycle: ReplayedCycle) -> bool:

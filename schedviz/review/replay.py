@@ -21,6 +21,7 @@ world: 5000 nodes and 10,000 attempts fit in memory and in a minute.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -260,7 +261,7 @@ def _replayed(trace: CycleTrace, replay_bind: str, attempt: Attempt) -> Replayed
     feasible_sample = sorted(sample[:KEPT_NODES])
     if attempt.node and (attempt.node in scores or attempt.node == node):
         feasible_sample.insert(0, attempt.node)
-    rejections, rejected = _rejections(trace, attempt.node)
+    rejections, rejected = _rejections(trace, named)
     tie_set = list(trace.tie_set) or ([node] if node else [])
     kept_ties = tie_set[:KEPT_NODES]
     if attempt.node in tie_set and attempt.node not in kept_ties:
@@ -289,36 +290,33 @@ def _replayed(trace: CycleTrace, replay_bind: str, attempt: Attempt) -> Replayed
 
 
 def _rejections(
-    trace: CycleTrace, log_node: str
+    trace: CycleTrace, named: set[str]
 ) -> tuple[dict[str, tuple[str, tuple[str, ...]]], int]:
-    """The rejected nodes kept (the log's node, then the first in the walk's order) and how
-    many were rejected, read from the walk's columns when it left them (no per-node dict)."""
+    """The rejected nodes kept (the ``named`` ones, and the first few of each distinct
+    rejection, in the walk's order) and how many were rejected, read from the walk's columns
+    when it left them (no per-node dict)."""
     kept: dict[str, tuple[str, tuple[str, ...]]] = {}
+    per_reason: Counter[tuple[str, tuple[str, ...]]] = Counter()
     rejected = 0
 
     def keep(name: str, status: Status) -> None:
-        kept[name] = (status.plugin, tuple(status.reasons))
+        verdict = (status.plugin, tuple(status.reasons))
+        if name in named or per_reason[verdict] < KEPT_NODES:
+            per_reason[verdict] += 1
+            kept[name] = verdict
 
     columns = trace.filter_columns
     if columns is not None:
-        # Counted and searched in the lists themselves: 5000 rows per cycle add up.
-        names, rows, statuses = columns.names, columns.rows, columns.statuses
-        rejected = len(statuses) - statuses.count(None)
-        if log_node in names and names.index(log_node) in rows:
-            status = statuses[rows.index(names.index(log_node))]
+        names = columns.names
+        for row, status in zip(columns.rows, columns.statuses, strict=True):
             if status is not None:
-                keep(log_node, status)
-        for row, status in zip(rows, statuses, strict=True):
-            if len(kept) > KEPT_NODES:
-                break
-            if status is not None:
+                rejected += 1
                 keep(names[row], status)
     else:
         for name, (_, status) in trace.filter_results.items():
             if status is not None:
                 rejected += 1
-                if name == log_node or len(kept) < KEPT_NODES:
-                    keep(name, status)
+                keep(name, status)
     pre_filter = trace.pre_filter_status
     if pre_filter is not None:
         # PreFilter cut the nodes outside its result, or rejected the pod on every node.
@@ -329,6 +327,5 @@ def _rejections(
             for name in trace.all_nodes:
                 if name not in kept_nodes and name not in kept:
                     rejected += 1
-                    if name == log_node or len(kept) < KEPT_NODES:
-                        keep(name, pre_filter)
+                    keep(name, pre_filter)
     return kept, rejected

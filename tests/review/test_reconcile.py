@@ -143,3 +143,17 @@ def test_the_configuration_a_startup_log_dumped_is_the_one_replayed() -> None:
     web1 = next(r for r in result.attempts if r.step.attempt.pod == "default/web-1")
     assert not web1.verdict.agree
     assert "NodeResourcesFit on node-a: 90 in the log" in " ".join(web1.verdict.differences)
+
+
+def test_a_drifted_taint_is_flagged_naming_the_node_and_the_taint() -> None:
+    result = _review("scheduler-v10.log", "cluster-tainted.yaml")
+    by_attempt = {(r.step.attempt.pod, r.step.attempt.number): r.verdict for r in result.attempts}
+    web2 = by_attempt[("default/web-2", 1)]
+    assert web2.kind == "drift"
+    assert "node-b fails TaintToleration in the replay" in web2.why
+    assert "the dump's node-b has taints maintenance=true:NoSchedule" in web2.why
+    # web-1 went to node-a either way, but the real scheduler scored node-b: it was feasible.
+    web1 = by_attempt[("default/web-1", 1)]
+    assert "yet the real scheduler found it feasible (it scored it)" in web1.why
+    urgent = by_attempt[("prod/urgent-1", 1)]
+    assert 'fail "node(s) had untolerated taint {maintenance: true}"' in urgent.why
