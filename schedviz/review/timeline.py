@@ -12,7 +12,8 @@ The lines read (upstream v1.34.1 texts and levels):
   are matched by pod and scheduler process, not by position. Without V(3) an outcome line is an
   attempt of its own.
 - pkg/scheduler/framework/preemption/preemption.go: V(2) "the target node for the preemption
-  is determined" (node, pod), "Preemptor Pod preempted victim Pod" (preemptor, victim, node),
+  is determined" (node, pod), "Start the preemption asynchronously" (preemptor, node),
+  "Preemptor Pod preempted victim Pod" (preemptor, victim, node),
   "Victim Pod is already being deleted, skipping the API call for it" and "Victim Pod is already
   deleted" (a victim that was terminating), "No preemption candidate is found; preemption is not
   helpful for scheduling". The asynchronous preemption (SchedulerAsyncPreemption, on in v1.34)
@@ -52,6 +53,7 @@ MSG_ERROR = "Error scheduling pod; retrying"
 MSG_PLUGIN_SCORE = "Plugin scored node for pod"
 MSG_NODE_SCORE = "Calculated node's final score for pod"
 MSG_TARGET_NODE = "the target node for the preemption is determined"
+MSG_ASYNC_PREEMPTION = "Start the preemption asynchronously"
 MSG_PREEMPTED = "Preemptor Pod preempted victim Pod"
 MSG_VICTIM_DELETING = "Victim Pod is already being deleted, skipping the API call for it"
 MSG_VICTIM_DELETED = "Victim Pod is already deleted"
@@ -270,6 +272,11 @@ def _on_target_node(builder: _Builder, record: LogRecord, values: dict[str, Any]
     attempt.nominated_node = _text(values, "node")
 
 
+def _on_async_preemption(builder: _Builder, record: LogRecord, values: dict[str, Any]) -> None:
+    attempt = builder.preemptor_attempt(record, _text(values, "preemptor"))
+    attempt.nominated_node = _text(values, "node") or attempt.nominated_node
+
+
 def _on_victim(builder: _Builder, record: LogRecord, values: dict[str, Any]) -> None:
     attempt = builder.preemptor_attempt(record, _text(values, "preemptor"))
     victim = _text(values, "victim")
@@ -314,6 +321,7 @@ _HANDLERS: dict[str, Callable[[_Builder, LogRecord, dict[str, Any]], None]] = {
     MSG_PLUGIN_SCORE: _on_plugin_score,
     MSG_NODE_SCORE: _on_node_score,
     MSG_TARGET_NODE: _on_target_node,
+    MSG_ASYNC_PREEMPTION: _on_async_preemption,
     MSG_PREEMPTED: _on_victim,
     MSG_VICTIM_DELETING: _on_victim,
     MSG_VICTIM_DELETED: _on_victim,
