@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_browser_pages import _violations
 
 pytestmark = pytest.mark.browser
 
@@ -36,6 +37,13 @@ def test_a_review_uploaded_in_the_browser_links_each_attempt_to_its_cycle(
     # Agreeing pods follow, their attempts marked as such (web-2 by a tie).
     web2 = page.locator('.review-pod[data-pod="default/web-2"]')
     expect(web2.locator(".verdict")).to_contain_text("agrees (tie)")
+    for width in (1440, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert not _violations(page), width
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 1, (width, overflow)
     first.locator(".cycle-link").first.click()
     expect(page).to_have_url(re.compile(r"/clusters/\d+/cycles/1/"))
     expect(page.locator("body")).to_contain_text("prod/urgent-1")
