@@ -56,7 +56,7 @@ class ReviewedAttempt:
         attempt, cycle = self.step.attempt, self.step.cycle
         return {
             "pod": attempt.pod,
-            "time": _rfc3339(attempt.time),
+            "time": rfc3339(attempt.time),
             "attempt": attempt.number,
             "instance": attempt.instance,
             "origin": attempt.origin,
@@ -71,7 +71,7 @@ class ReviewedAttempt:
                 "evaluatedNodes": attempt.evaluated,
                 "scores": attempt.scores,
                 "totals": attempt.totals,
-                "queue": [{**move, "time": _rfc3339(move["time"])} for move in attempt.queue],
+                "queue": [{**move, "time": rfc3339(move["time"])} for move in attempt.queue],
                 "sources": list(attempt.sources),
             },
             "replay": None
@@ -138,7 +138,7 @@ class Review:
         return sorted(by_pod.items(), key=lambda item: all(r.verdict.agree for r in item[1]))
 
 
-def _rfc3339(seconds: float) -> str:
+def rfc3339(seconds: float) -> str:
     return (
         datetime.fromtimestamp(seconds, UTC)
         .isoformat(timespec="microseconds")

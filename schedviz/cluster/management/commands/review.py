@@ -21,7 +21,7 @@ from schedviz.kube.load import load_files
 from schedviz.outoftree.registry import new_registry
 from schedviz.review.events import EventsError
 from schedviz.review.logs import LogFormatError
-from schedviz.review.review import Review, ReviewInputError, review
+from schedviz.review.review import Review, ReviewInputError, review, rfc3339
 from schedviz.scheduler.apis.config.validation import ConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
 
@@ -98,7 +98,7 @@ def render_table(result: Review) -> str:
         attempt, cycle, verdict = reviewed.step.attempt, reviewed.step.cycle, reviewed.verdict
         logged = attempt.result + (f" {attempt.node}" if attempt.node else "")
         replayed = "-" if cycle is None else cycle.result + (f" {cycle.node}" if cycle.node else "")
-        clock = reviewed.to_json()["time"][11:23]
+        clock = rfc3339(attempt.time)[11:23]
         rows.append((clock, attempt.pod, str(attempt.number), logged, replayed, verdict.kind))
         if not verdict.agree:
             whys.append(f"{attempt.pod} #{attempt.number}: {verdict.why}"[: WHY_WIDTH * 4])
