@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("webui.compare_urls")),
     path("", include("webui.lesson_urls")),
     path("", include("webui.share_urls")),
+    path("", include("webui.review_urls")),
 ]

@@ -31,6 +31,7 @@ from schedviz.cluster import (
     attempts,
     exports,
     lessons,
+    reviews,
     selectors,
     services,
     streaming,
@@ -421,6 +422,19 @@ def cluster_import(request: HttpRequest, user: User) -> HttpResponse:
     name = request.GET.get("name") or exports.import_name(owner=user, text=text)
     cluster = exports.trace_import(name=name, owner=user, text=text)
     return JsonResponse({"id": cluster.id, "name": cluster.name}, status=201)
+
+
+@api_view("POST")
+@limit_writes
+def cluster_review(request: HttpRequest, user: User) -> HttpResponse:
+    """A real scheduler's logs, events and dump (multipart: log, events, cluster, config)
+    reconciled with the engine's replay (docs/review.md); the replay is kept as a new paused
+    cluster of the user's (?name= names it) whose cycles the attempts' ``replay.cycle`` number."""
+    stored = reviews.review_uploaded(
+        owner=user, files=request.FILES, name=request.GET.get("name", "")
+    )
+    cluster = {"id": stored.cluster.id, "name": stored.cluster.name}
+    return JsonResponse({**stored.review.to_json(), "cluster": cluster}, status=201)
 
 
 @api_view("GET")

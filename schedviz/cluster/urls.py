@@ -36,6 +36,7 @@ urlpatterns = [
         name="pod_attempt_diff",
     ),
     path("clusters/import", api.cluster_import, name="import"),
+    path("clusters/review", api.cluster_review, name="review"),
     path("lessons", api.lesson_list, name="lessons"),
     path("lessons/<slug:slug>/load", api.lesson_load, name="lesson_load"),
 ]
