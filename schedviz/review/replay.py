@@ -36,7 +36,7 @@ from schedviz.scheduler.framework.types import PodInfo
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore
 from schedviz.scheduler.trace import RESULT_ERROR, RESULT_SCHEDULED, CycleTrace
-from schedviz.simulation.simulator import admitted_objects
+from schedviz.simulation.simulator import stored_objects
 
 # The Bind refusal that keeps a pod pending where the log says its attempt failed.
 NOT_BOUND_BY_LOG = (
@@ -137,7 +137,7 @@ class Replay:
         # Pods bound in the dump that the log schedules: the dump was taken afterwards.
         self.unbound: dict[str, str] = {}
         prepared: list[KubeObject] = []
-        for obj in admitted_objects(list(objects)):
+        for obj in stored_objects(list(objects)):
             if isinstance(obj, Pod) and obj.key in logged and obj.node_name:
                 self.unbound[obj.key] = obj.node_name
                 obj = _unbound(obj)

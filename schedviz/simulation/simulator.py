@@ -230,6 +230,15 @@ def admitted_objects(
     return admitted
 
 
+def stored_objects(objects: list[KubeObject]) -> list[KubeObject]:
+    """The objects of a dump, its pods as the API server stored them: the mutating admission
+    plugins' view (priority resolved, a RuntimeClass's overhead where the class is given),
+    nothing refused (they were admitted once already; a quota or LimitRange made since does
+    not undo them)."""
+    admission = PodAdmission(admission_objects(objects))
+    return [admission.admit(o, create=False) if isinstance(o, Pod) else o for o in objects]
+
+
 def failed_create(pod: Pod, error: Exception) -> str:
     """The FailedCreate event of the pod's controller (controller_utils' ``CreatePods``)."""
     owner = next((ref for ref in pod.owner_references if ref.controller), None)

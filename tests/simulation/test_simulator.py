@@ -88,3 +88,21 @@ def test_the_outcome_tells_pods_for_another_scheduler_apart() -> None:
     assert simulation.outcome() == (
         "stopped: every pod placed, 1 pod for another scheduler left pending"
     )
+
+
+def test_a_dumps_pods_are_taken_as_stored_whatever_admission_would_refuse_now() -> None:
+    from schedviz.kube.objects import Pod
+    from schedviz.simulation.simulator import stored_objects
+
+    dump = load_manifests(
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {pods: '1'}}\n"
+        + "".join(
+            f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{n}}}\n"
+            "spec:\n  runtimeClassName: gone\n  overhead: {cpu: '1'}\n"
+            "  containers: [{name: c, image: x}]\n"
+            for n in range(2)
+        )
+    )
+    pods = [o for o in stored_objects(dump.objects) if isinstance(o, Pod)]
+    assert [p.name for p in pods] == ["p0", "p1"]
+    assert all(p.overhead == pods[0].overhead and p.overhead for p in pods)
