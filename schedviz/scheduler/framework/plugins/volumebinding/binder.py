@@ -7,8 +7,9 @@ Deliberately left out, and why:
 - CSIStorageCapacity and CSIDriver are not modelled: every provisioner has enough capacity
   (upstream's answer for a driver that does not opt into capacity tracking), so the reason
   "node(s) did not have enough free storage" never comes up;
-- in-tree to CSI translation of PVs (CSI migration) is not done: a PV's node affinity is checked
-  as written;
+- of CSI migration's translation of in-tree PVs, only the topology of bound claims' PVs is
+  translated (``csi_translation``), as ``checkBoundClaims`` does; PreBind's ``checkBindings``
+  does not run (bindings complete at once, below);
 - volumeAttributesClassName is not modelled; volumeMode and the claim's selector are read from
   the manifests;
 - ``bind_pod_volumes`` makes upstream's API updates (the PV's claimRef, the claim's
@@ -33,6 +34,7 @@ from typing import Any
 
 from schedviz.kube.labels import as_selector
 from schedviz.kube.objects import (
+    CSINode,
     LabelSelector,
     LabelSelectorRequirement,
     Node,
@@ -45,6 +47,9 @@ from schedviz.kube.objects import (
 )
 from schedviz.kube.quantity import Quantity
 from schedviz.scheduler.framework.interface import ObjectLister
+from schedviz.scheduler.framework.plugins.volumebinding.csi_translation import (
+    try_translate_pv_to_csi,
+)
 from schedviz.scheduler.framework.plugins.volumebinding.storage import (
     PV_PHASE_AVAILABLE,
     PV_PHASE_BOUND,
@@ -58,7 +63,7 @@ from schedviz.scheduler.framework.plugins.volumebinding.storage import (
 
 # Why a node cannot host the pod's volumes (upstream ConflictReason).
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -375,11 +380,15 @@ class VolumeBinder:
     def _check_bound_claims(
         self, claims: Sequence[PersistentVolumeClaim], node: Node
     ) -> tuple[bool, bool]:
-        """(node affinity satisfied, every PV found)."""
+        """(node affinity satisfied, every PV found); an in-tree PV whose plugin the node's
+        CSINode lists as migrated is checked as its CSI translation (``csi_translation``)."""
+        found = self._objects.get("CSINode", node.name)
+        csi_node = found if isinstance(found, CSINode) else None
         for pvc in claims:
             pv = self.get_pv(pvc.volume_name)
             if pv is None:
                 return True, False
+            pv = try_translate_pv_to_csi(pv, csi_node)
             if check_node_affinity(pv, node) is not None:
                 return False, True
         return True, True
