@@ -128,7 +128,7 @@ def _spec(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec if isinstance(spec, Mapping) else {}
 
 
-def _volume_mode(manifest: Mapping[str, Any]) -> str:
+def volume_mode(manifest: Mapping[str, Any]) -> str:
     mode = _spec(manifest).get("volumeMode")
     return mode if isinstance(mode, str) and mode else VOLUME_MODE_FILESYSTEM
 
@@ -184,7 +184,7 @@ def find_matching_volume(
     requested_class = claim_storage_class(pvc)
     label_selector = claim_selector(pvc)
     selector = as_selector(label_selector) if label_selector is not None else None
-    claim_mode = _volume_mode(pvc.manifest)
+    claim_mode = volume_mode(pvc.manifest)
     for pv in volumes:
         if pv.name in excluded:
             continue
@@ -193,7 +193,7 @@ def find_matching_volume(
         capacity = storage_capacity(pv)
         if capacity < requested:
             continue
-        if _volume_mode(pv.manifest) != claim_mode:
+        if volume_mode(pv.manifest) != claim_mode:
             continue
         if pv.manifest.get("metadata", {}).get("deletionTimestamp"):
             continue
