@@ -10,6 +10,8 @@ persistentvolume/pv_controller.go: ``syncUnboundClaim``, ``findBestMatchForClaim
   the claim as ``claimRef``, the claim the volume as ``volumeName``, both phase Bound, and the
   claim the annotations ``pv.kubernetes.io/bind-completed`` and
   ``pv.kubernetes.io/bound-by-controller``;
+- a volume still Pending (as the API server creates it) becomes Available, or Bound when its
+  claim is bound to it (``syncVolume``);
 - pre-binding (``syncUnboundClaim``'s second half, ``syncVolume``): a claim that names its
   volume (``spec.volumeName``) is bound to it when the volume is unclaimed and satisfies the
   claim (``checkVolumeSatisfyClaim``: size, class, volume mode, access modes) or already has
@@ -63,7 +65,9 @@ from schedviz.scheduler.framework.plugins.volumebinding.binder import (
     volume_mode,
 )
 from schedviz.scheduler.framework.plugins.volumebinding.storage import (
+    PV_PHASE_AVAILABLE,
     PV_PHASE_BOUND,
+    PV_PHASE_PENDING,
     PVC_PHASE_BOUND,
     PVC_PHASE_PENDING,
     VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
@@ -105,24 +109,41 @@ class PersistentVolumeController:
         if isinstance(new, PersistentVolumeClaim):
             self._guarded(lambda: self.sync_claim(new))
         elif isinstance(new, PersistentVolume):
-            # syncVolume: a volume pre-bound to a claim has that claim synced; any other may
-            # fit a waiting claim, or be the volume one names.
-            claim = self._api.get("PersistentVolumeClaim", new.claim_ref) if new.claim_ref else None
-            if isinstance(claim, PersistentVolumeClaim):
-                self._guarded(lambda: self.sync_claim(claim))
-            elif new.claim_ref is None:
-                self._guarded(self.sync_all)
+            # syncVolume: its phase; a claim it is pre-bound to, one that names it, or one
+            # it may fit, is synced.
+            self.sync_all()
 
     def _guarded(self, sync: Any) -> None:
-        self._syncing = True
+        syncing, self._syncing = self._syncing, True
         try:
             sync()
         finally:
-            self._syncing = False
+            self._syncing = syncing
 
     def sync_all(self) -> None:
+        # Its own writes are not synced again while it runs (the store may call back at once).
+        self._guarded(self._sync_claims)
+
+    def _sync_claims(self) -> None:
         for claim in self._api.list_objects("PersistentVolumeClaim"):
             self.sync_claim(claim)
+        self._sync_volume_phases()
+
+    def _sync_volume_phases(self) -> None:
+        """``syncVolume``'s phases for volumes still Pending (as the API server creates them):
+        Available when unused or pre-bound to a claim not bound to it yet, Bound when its
+        claim is bound to it."""
+        for volume in self._volumes():
+            if volume.phase != PV_PHASE_PENDING:
+                continue
+            claim = self._api.get("PersistentVolumeClaim", volume.claim_ref or "")
+            bound = (
+                isinstance(claim, PersistentVolumeClaim)
+                and claim.volume_name == volume.name
+                and ANN_BIND_COMPLETED in claim.annotations
+            )
+            phase = PV_PHASE_BOUND if bound else PV_PHASE_AVAILABLE
+            self._write_volume(dataclasses.replace(volume, phase=phase))
 
     def sync_claim(self, claim: PersistentVolumeClaim) -> None:
         """syncClaim for a claim whose binding is not complete (``syncUnboundClaim``)."""

@@ -34,6 +34,7 @@ from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore, Watcher
 from schedviz.scheduler.trace import CycleTrace, trace_document
+from schedviz.simulation.changes import ChangeLog
 
 
 class SimulationInputError(ValueError):
@@ -92,6 +93,8 @@ class Simulation:
     store: ClusterStore
     clock: VirtualClock
     log: TraceLog | EncodedTraceLog = field(default_factory=TraceLog)
+    # What the controllers and admission did beside the scheduler (``changes.ChangeLog``).
+    changes: ChangeLog | None = None
 
     @property
     def traces(self) -> list[CycleTrace]:
@@ -125,7 +128,12 @@ class Simulation:
         return f"stopped: {', '.join(parts)}, no event can change that"
 
     def document(self) -> dict[str, Any]:
-        return trace_document(self.traces)
+        """The trace document, with the controllers' and admission's ``objects`` and
+        ``changes`` (docs/trace-format.md)."""
+        document = trace_document(self.traces)
+        if self.changes is not None:
+            document.update(self.changes.document())
+        return document
 
     def placements(self) -> dict[str, str]:
         return {pod.key: pod.node_name for pod in self.store.pods()}
@@ -189,9 +197,10 @@ def new_simulation(
     )
     classes = [o for o in objects if isinstance(o, PriorityClass)]
     store.watch(_controllers_follow(workload_controllers, store, classes))
+    changes = ChangeLog(manifests.objects, objects, store, lambda: scheduler.cycle_count)
     for start in controllers:
         start(store)
-    return Simulation(scheduler, store, clock, log)
+    return Simulation(scheduler, store, clock, log, changes)
 
 
 def _controllers_follow(
