@@ -212,7 +212,10 @@ class PersistentVolumeController:
         volumes = {v.name: v for v in self._api.list_objects("PersistentVolume")}
         for name, written in list(self._written_volumes.items()):
             cached = volumes.get(name)
-            if cached is not None and cached.claim_ref == written.claim_ref:
+            if cached is not None and (cached.claim_ref, cached.phase) == (
+                written.claim_ref,
+                written.phase,
+            ):
                 del self._written_volumes[name]
             else:
                 volumes[name] = written

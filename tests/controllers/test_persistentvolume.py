@@ -430,3 +430,30 @@ def test_the_tensorflow_serving_claim_that_names_its_volume_is_bound_and_its_pod
     assert volume.claim_ref == "default/my-model-pvc" and volume.phase == "Bound"
     (cycle,) = simulation.traces
     assert cycle.result == "Scheduled" and cycle.selected_node == "node-1"
+
+
+@pytest.mark.parametrize(
+    ("name", "volume", "objects", "want_phase"),
+    [
+        ("unused volume", pv("v", "1Gi"), [], "Available"),
+        (
+            "pre-bound to a claim that cannot take it",
+            pv("v", "1Gi", claimRef=claim_ref()),
+            [pvc("5Gi")],
+            "Available",
+        ),
+        (
+            "pre-bound to a claim that binds to it",
+            pv("v", "1Gi", claimRef=claim_ref()),
+            [pvc("1Gi")],
+            "Bound",
+        ),
+    ],
+)
+def test_sync_volume_moves_a_pending_volume_on(
+    name: str, volume: dict[str, Any], objects: list[dict[str, Any]], want_phase: str
+) -> None:
+    store = ClusterStore(load_manifests(json.dumps([volume, *objects])).objects)
+    assert store.get("PersistentVolume", "v").phase == "Pending"
+    start_persistent_volume_controller(store)
+    assert store.get("PersistentVolume", "v").phase == want_phase

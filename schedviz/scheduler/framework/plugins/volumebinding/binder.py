@@ -16,9 +16,9 @@ Deliberately left out, and why:
   selected-node annotation) and completes each static binding at once (claim bound to the
   volume, both phases Bound, ``pv.kubernetes.io/bind-completed``), which upstream's PV
   controller does a moment later. Provisioning is the PV controller's
-  (``schedviz.controllers.persistentvolume``, which ``manage.py simulate`` runs): it hears the
-  selected-node annotation and provisions at once, so PreBind does not wait; with no controller
-  (the live runner) the claim keeps its selected node and the pod binds;
+  (``schedviz.controllers.persistentvolume``, which ``manage.py simulate`` and the live runner
+  run): it hears the selected-node annotation and provisions at once, so PreBind does not
+  wait; with no controller the claim keeps its selected node and the pod binds;
 - a PV in phase Pending without a claimRef (a new volume, as the API server creates it) counts
   as Available, which the PV controller's first sync would make it;
 - a claim counts as fully bound when it names a volume and carries
