@@ -6,7 +6,8 @@ persistentvolume/pv_controller.go: ``syncUnboundClaim``, ``findBestMatchForClaim
 ``provisionClaim``) and an external provisioner do for the scheduler to see:
 
 - an unbound claim of an Immediate class (or of no class) is bound to the smallest available
-  volume that matches its class, access modes, volume mode, selector and size; the volume gets
+  volume that matches its class, access modes, volume mode, selector and size, among the
+  volumes with the fewest access modes that include the claim's (``findByClaim``); the volume gets
   the claim as ``claimRef``, the claim the volume as ``volumeName``, both phase Bound, and the
   claim the annotations ``pv.kubernetes.io/bind-completed`` and
   ``pv.kubernetes.io/bound-by-controller``;
@@ -70,6 +71,10 @@ from schedviz.scheduler.framework.plugins.volumebinding.storage import (
     PV_PHASE_PENDING,
     PVC_PHASE_BOUND,
     PVC_PHASE_PENDING,
+    READ_ONLY_MANY,
+    READ_WRITE_MANY,
+    READ_WRITE_ONCE,
+    READ_WRITE_ONCE_POD,
     VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
     claim_storage_class,
     volume_storage_class,
@@ -164,16 +169,12 @@ class PersistentVolumeController:
             storage_class is not None
             and storage_class.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER
         )
-        # findBestMatchForClaim: the volumes indexed under access modes that include the
-        # claim's; with delayed binding only one pre-bound to the claim (its claimRef names it),
-        # the scheduler binds the others.
+        # With delayed binding only a volume pre-bound to the claim (its claimRef names it)
+        # is the controller's; the scheduler binds the others.
         candidates = [
-            v
-            for v in self._volumes()
-            if check_access_modes(current, v)
-            and (not delayed or is_volume_bound_to_claim(v, current))
+            v for v in self._volumes() if not delayed or is_volume_bound_to_claim(v, current)
         ]
-        volume = find_matching_volume(current, candidates, None, {})
+        volume = find_best_match_for_claim(current, candidates)
         if volume is not None:
             self._bind(volume, current)
             return
@@ -285,6 +286,39 @@ class PersistentVolumeController:
 
 # The prefix of the in-tree volume plugins' provisioners, gone from v1.34's controller manager.
 IN_TREE_PROVISIONER_PREFIX = "kubernetes.io/"
+
+
+# GetAccessModesAsString's order: the access-mode index's keys.
+_ACCESS_MODE_ORDER = {
+    READ_WRITE_ONCE: "RWO",
+    READ_ONLY_MANY: "ROX",
+    READ_WRITE_MANY: "RWX",
+    READ_WRITE_ONCE_POD: "RWOP",
+}
+
+
+def _access_modes_key(volume: PersistentVolume) -> str:
+    modes = volume.access_modes
+    return ",".join(short for mode, short in _ACCESS_MODE_ORDER.items() if mode in modes)
+
+
+def find_best_match_for_claim(
+    claim: PersistentVolumeClaim, volumes: Sequence[PersistentVolume]
+) -> PersistentVolume | None:
+    """``persistentVolumeOrderedIndex.findByClaim``: the volumes are indexed by their set of
+    access modes; the sets that hold all the claim's modes are searched fewest modes first
+    (``FindMatchingVolume`` within each), and the first match wins, even when a later set holds
+    a smaller volume or one pre-bound to the claim. Sets with as many modes are searched in
+    their keys' order (upstream: Go's map order)."""
+    groups: dict[str, list[PersistentVolume]] = {}
+    for volume in volumes:
+        if check_access_modes(claim, volume):
+            groups.setdefault(_access_modes_key(volume), []).append(volume)
+    for key in sorted(groups, key=lambda k: (len(k.split(",")), k)):
+        match = find_matching_volume(claim, groups[key], None, {})
+        if match is not None:
+            return match
+    return None
 
 
 def check_volume_satisfy_claim(

@@ -457,3 +457,44 @@ def test_sync_volume_moves_a_pending_volume_on(
     assert store.get("PersistentVolume", "v").phase == "Pending"
     start_persistent_volume_controller(store)
     assert store.get("PersistentVolume", "v").phase == want_phase
+
+
+@pytest.mark.parametrize(
+    ("name", "volumes", "want"),
+    [
+        (
+            "fewest access modes first, though larger",
+            [
+                pv("rwo-rox-10", "10Gi", accessModes=["ReadWriteOnce", "ReadOnlyMany"]),
+                pv("all-1", "1Gi", accessModes=["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"]),
+            ],
+            "rwo-rox-10",
+        ),
+        (
+            "a pre-bound volume in a set of more modes loses to a match in a set of fewer",
+            [
+                pv("rwo-3", "3Gi"),
+                pv(
+                    "reserved",
+                    "5Gi",
+                    accessModes=["ReadWriteOnce", "ReadWriteMany"],
+                    claimRef=claim_ref(),
+                ),
+            ],
+            "rwo-3",
+        ),
+        (
+            "the next set when the first has no match",
+            [
+                pv("rwo-1", "1Gi"),
+                pv("rwo-rwx-5", "5Gi", accessModes=["ReadWriteOnce", "ReadWriteMany"]),
+            ],
+            "rwo-rwx-5",
+        ),
+    ],
+)
+def test_find_by_claim_searches_access_mode_sets_fewest_modes_first(
+    name: str, volumes: list[dict[str, Any]], want: str
+) -> None:
+    # pv_index.go findByClaim / allPossibleMatchingAccessModes.
+    assert bound_volume([*volumes, pvc("2Gi")]) == want
