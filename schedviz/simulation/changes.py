@@ -21,7 +21,7 @@ saw without reaching into the engine.
 
 Each object is its manifest with the fields the engine keeps beside it written back (a
 volume's ``claimRef`` and phase, a claim's ``volumeName``, phase and annotations, a pod's
-``nodeName`` and the ``priority`` Priority admission resolved).
+``nodeName``, and the ``priority`` and ``preemptionPolicy`` Priority admission resolved).
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ def rendered(obj: Any) -> dict[str, Any]:
             spec["nodeName"] = obj.node_name
         if obj.priority is not None:
             spec["priority"] = obj.priority
+        if obj.preemption_policy is not None:
+            spec["preemptionPolicy"] = obj.preemption_policy
     return manifest
 
 

@@ -288,6 +288,7 @@ def test_json_says_what_the_controllers_did_and_after_which_cycle(tmp_path: Path
     assert data["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "yes"}
     db1 = next(c["object"] for c in document["changes"] if c["key"] == "default/db-1")
     assert db1["spec"]["priority"] == 0 and "nodeName" not in db1["spec"]
+    assert db1["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
     # Pod bindings are the trace's.
     assert not any(c["kind"] == "Pod" and c["type"] != "ADDED" for c in document["changes"])
     assert [c["pod"] for c in document["cycles"]][:2] == ["default/db-0", "default/db-1"]
