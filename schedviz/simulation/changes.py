@@ -84,7 +84,9 @@ def rendered(obj: Any) -> dict[str, Any]:
 class ChangeLog:
     """``objects`` and ``changes`` as the module says: ``given`` is the input, ``loaded`` what
     the store was made of; the log watches ``store`` from now on (make it before the
-    controllers start). ``cycle`` gives the number of the last cycle started."""
+    controllers start). ``cycle`` gives the number of the last cycle started. The objects are
+    kept as they are (the engine replaces objects, it never changes one) and rendered only
+    when ``document`` is asked for."""
 
     def __init__(
         self,
@@ -95,14 +97,14 @@ class ChangeLog:
     ) -> None:
         self._cycle = cycle
         inputs = {_identity(o): o for o in given}
-        self.objects: list[dict[str, Any]] = []
-        self.changes: list[dict[str, Any]] = []
+        self._created: list[Any] = []
+        self._changes: list[tuple[int, str, Any]] = []
         for obj in loaded:
             original = inputs.get(_identity(obj))
             if original is None:
-                self.objects.append(rendered(obj))
+                self._created.append(obj)
             elif isinstance(obj, Pod) and obj.manifest != getattr(original, "manifest", None):
-                self._add(MODIFIED, obj)
+                self._changes.append((0, MODIFIED, obj))
         store.watch(self._on_event)
 
     def _on_event(self, event_type: str, old: Any, new: Any) -> None:
@@ -110,19 +112,19 @@ class ChangeLog:
         if isinstance(obj, Pod) and event_type != ADDED:
             return  # bindings, status updates and deletions: the trace has them
         if event_type in (ADDED, MODIFIED, DELETED):
-            self._add(event_type, obj)
+            self._changes.append((self._cycle(), event_type, obj))
 
-    def _add(self, event_type: str, obj: Any) -> None:
-        kind, key = _identity(obj)
-        self.changes.append(
-            {
-                "after": self._cycle(),
-                "type": event_type,
-                "kind": kind,
-                "key": key,
-                "object": rendered(obj),
-            }
-        )
-
-    def document(self) -> dict[str, Any]:
-        return {"objects": self.objects, "changes": self.changes}
+    def document(self) -> dict[str, list[dict[str, Any]]]:
+        changes = []
+        for after, event_type, obj in self._changes:
+            kind, key = _identity(obj)
+            changes.append(
+                {
+                    "after": after,
+                    "type": event_type,
+                    "kind": kind,
+                    "key": key,
+                    "object": rendered(obj),
+                }
+            )
+        return {"objects": [rendered(o) for o in self._created], "changes": changes}
