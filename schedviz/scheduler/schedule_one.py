@@ -504,6 +504,10 @@ class ScheduleOne:
                 pod,
                 [n for n in framework.plugin_names("filter") if n not in state.skip_filter_plugins],
             )
+        if pre_result is not None and pre_result.node_names is not None:
+            # Recorded before the nominated node is tried: PreFilter narrowed this cycle even
+            # when that node fits.
+            trace.pre_filter_nodes = pre_result.node_names
         if pod.nominated_node_name:
             trace.nominated_node_tried = pod.nominated_node_name
             nominated = self.snapshot.get(pod.nominated_node_name)
@@ -525,12 +529,16 @@ class ScheduleOne:
         if pre_result is not None and pre_result.node_names is not None:
             wanted = pre_result.node_names
             nodes = [n for n in all_nodes if n.name in wanted]
+            # Upstream's diagnosis.UnschedulablePlugins is RunPreFilterPlugins' own set, so the
+            # plugin that rejected the nominated node above is named here too.
             cut = Status(
                 Code.UnschedulableAndUnresolvable,
-                (f"node(s) didn't satisfy plugin(s) {go_list(sorted(unscheduled_plugins))}",),
+                (
+                    "node(s) didn't satisfy plugin(s) "
+                    f"{go_list(sorted(diagnosis.unschedulable_plugins))}",
+                ),
             )
             diagnosis.node_to_status.absent_nodes_status = cut
-            trace.pre_filter_nodes = wanted
             trace.pre_filter_status = cut
         feasible: list[NodeInfo] = []
         try:

@@ -43,6 +43,7 @@ from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.scheduler import Scheduler
 from schedviz.scheduler.store import ClusterStore, is_terminal_pod
 from schedviz.scheduler.trace import CycleTrace, trace_document
+from schedviz.simulation.changes import ChangeLog
 
 
 class SimulationInputError(ValueError):
@@ -107,6 +108,8 @@ class Simulation:
     failed_creates: list[str] = field(default_factory=list)
     # RuntimeClass refusals let through (``lenient_runtime_classes``), in the API's words.
     admission_warnings: list[str] = field(default_factory=list)
+    # What the controllers and admission did beside the scheduler (``changes.ChangeLog``).
+    changes: ChangeLog | None = None
 
     @property
     def traces(self) -> list[CycleTrace]:
@@ -175,7 +178,12 @@ class Simulation:
         return f"stopped: {', '.join(parts)}, no event can change that"
 
     def document(self) -> dict[str, Any]:
-        return trace_document(self.traces)
+        """The trace document, with the controllers' and admission's ``objects`` and
+        ``changes`` (docs/trace-format.md)."""
+        document = trace_document(self.traces)
+        if self.changes is not None:
+            document.update(self.changes.document())
+        return document
 
     def placements(self) -> dict[str, str]:
         return {pod.key: pod.node_name for pod in self.store.pods()}
@@ -301,6 +309,8 @@ def new_simulation(
         )
         return [pod for pod in admitted if isinstance(pod, Pod)]
 
+    # Watching before the controllers start, so that it sees every write they make.
+    changes = ChangeLog(manifests.objects, objects, store, lambda: scheduler.cycle_count)
     manager.start(store, admit=admit)
     for start in controllers:
         start(store)
@@ -312,4 +322,5 @@ def new_simulation(
         manager,
         failed_creates=failed_creates,
         admission_warnings=admission.warnings,
+        changes=changes,
     )

@@ -326,3 +326,91 @@ def test_it_simulates_upstreams_fixture_names_and_warns_that_the_api_server_refu
     assert err.startswith("warning: document 1 of ")
     assert err.endswith("(a v1.34 API server refuses this name)\nstopped: every pod placed\n")
     assert 'Node "nodeA" is invalid: metadata.name: Invalid value: "nodeA"' in err
+
+
+CONTROLLED = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-a, labels: {kubernetes.io/hostname: node-a}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: named}
+spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /named}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: spare}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  hostPath: {path: /spare}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeName: named}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: nginx}]}
+  volumeClaimTemplates:
+  - metadata: {name: disk}
+    spec:
+      storageClassName: local
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+"""
+
+
+def test_json_says_what_the_controllers_did_and_after_which_cycle(tmp_path: Path) -> None:
+    document = json.loads(simulate(tmp_path, CONTROLLED, "--seed", "1"))
+    # Created at load: the StatefulSet's first pod and its claim.
+    assert sorted((o["kind"], o["metadata"]["name"]) for o in document["objects"]) == [
+        ("PersistentVolumeClaim", "disk-db-0"),
+        ("Pod", "db-0"),
+    ]
+    changes = [(c["after"], c["type"], c["kind"], c["key"]) for c in document["changes"]]
+    # Before the first cycle the PV controller binds the claim that names its volume and makes
+    # the unused volume Available; PreBind binds db-0's claim in cycle 1, which lets the
+    # StatefulSet controller create db-1 (and its claim, which cannot bind: no volume left).
+    assert changes[:3] == [
+        (0, "MODIFIED", "PersistentVolume", "named"),
+        (0, "MODIFIED", "PersistentVolumeClaim", "default/data"),
+        (0, "MODIFIED", "PersistentVolume", "spare"),
+    ]
+    assert (1, "ADDED", "Pod", "default/db-1") in changes
+    assert (1, "ADDED", "PersistentVolumeClaim", "default/disk-db-1") in changes
+    spare = [c["object"] for c in document["changes"] if c["key"] == "spare"]
+    assert spare[0]["status"]["phase"] == "Available"
+    assert spare[-1]["spec"]["claimRef"]["name"] == "disk-db-0"
+    assert spare[-1]["status"]["phase"] == "Bound"
+    data = next(c["object"] for c in document["changes"] if c["key"] == "default/data")
+    assert data["spec"]["volumeName"] == "named" and data["status"]["phase"] == "Bound"
+    assert data["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "yes"}
+    db1 = next(c["object"] for c in document["changes"] if c["key"] == "default/db-1")
+    assert db1["spec"]["priority"] == 0 and "nodeName" not in db1["spec"]
+    assert db1["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+    # Pod bindings are the trace's.
+    assert not any(c["kind"] == "Pod" and c["type"] != "ADDED" for c in document["changes"])
+    assert [c["pod"] for c in document["cycles"]][:2] == ["default/db-0", "default/db-1"]
+
+
+def test_a_run_without_controllers_work_has_empty_objects_and_changes(tmp_path: Path) -> None:
+    document = json.loads(simulate(tmp_path, CLUSTER))
+    assert document["objects"] == [] and document["changes"] == []

@@ -1,7 +1,8 @@
 """The PV controller's part (schedviz/controllers/persistentvolume.py): which volume an
 Immediate claim is bound to (the cases of pkg/controller/volume/persistentvolume/index_test.go
-TestMatchVolume), dynamic provisioning, and a WaitForFirstConsumer claim provisioned in the
-scheduler's selected node's topology."""
+TestMatchVolume), dynamic provisioning, a WaitForFirstConsumer claim provisioned in the
+scheduler's selected node's topology, and pre-binding (binder_test.go TestSync, sets 1 and 2;
+the tensorflow-serving example of kubernetes/examples)."""
 
 from __future__ import annotations
 
@@ -185,3 +186,315 @@ def test_a_wait_for_first_consumer_claim_is_provisioned_in_the_selected_nodes_zo
     ]
     # The second pod follows the volume into its zone.
     assert placements["default/second"] == node
+
+
+# Pre-binding: pkg/controller/volume/persistentvolume/binder_test.go TestSync, unit test sets 1
+# (a volume whose claimRef names the claim) and 2 (a claim that names its volume); and
+# checkVolumeSatisfyClaim's refusals. Upstream's UIDs have no counterpart (claims are known by
+# namespace/name), so the rows about a claimRef with another claim's UID are left out.
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+
+
+def claim_ref(name: str = "claim") -> dict[str, str]:
+    return {"kind": "PersistentVolumeClaim", "namespace": "default", "name": name}
+
+
+def synced(objects: list[dict[str, Any]]) -> tuple[ClusterStore, PersistentVolumeClaim]:
+    store = ClusterStore(load_manifests(json.dumps(objects)).objects)
+    start_persistent_volume_controller(store)
+    claim = store.get("PersistentVolumeClaim", "default/claim")
+    assert isinstance(claim, PersistentVolumeClaim)
+    return store, claim
+
+
+@pytest.mark.parametrize(
+    ("name", "volumes", "claim", "want_volume", "want_annotations"),
+    [
+        (
+            "1-5 - prebound volume by name - success",
+            [pv("volume1-5-1", "10Gi", claimRef=claim_ref()), pv("volume1-5-2", "1Gi")],
+            pvc("1Gi"),
+            "volume1-5-1",
+            {BOUND_BY_CONTROLLER, BIND_COMPLETED},
+        ),
+        (
+            "1-8 - complete bind after crash - PV bound",
+            [pv("volume1-8", "1Gi", claimRef=claim_ref())],
+            pvc("1Gi"),
+            "volume1-8",
+            {BOUND_BY_CONTROLLER, BIND_COMPLETED},
+        ),
+        (
+            "2-1 - claim prebound to non-existing volume - noop",
+            [],
+            pvc("10Gi", volumeName="volume2-1"),
+            "",
+            set(),
+        ),
+        (
+            "2-3 - claim prebound to unbound volume",
+            [pv("volume2-3", "1Gi")],
+            pvc("1Gi", volumeName="volume2-3"),
+            "volume2-3",
+            {BIND_COMPLETED},
+        ),
+        (
+            "2-4 - claim prebound to prebound volume by name",
+            [pv("volume2-4", "1Gi", claimRef=claim_ref())],
+            pvc("1Gi", volumeName="volume2-4"),
+            "volume2-4",
+            {BIND_COMPLETED},
+        ),
+        (
+            "2-6 - claim prebound to already bound volume",
+            [pv("volume2-6", "1Gi", claimRef=claim_ref("claim2-6-1"))],
+            pvc("1Gi", volumeName="volume2-6"),
+            "",
+            set(),
+        ),
+        (
+            "2-8 - claim prebound to unbound volume that does not match the selector",
+            [pv("volume2-3", "1Gi")],
+            pvc("1Gi", volumeName="volume2-3", selector={"matchLabels": {"foo": "true"}}),
+            "volume2-3",
+            {BIND_COMPLETED},
+        ),
+        (
+            "checkVolumeSatisfyClaim: requested PV is too small",
+            [pv("small", "1Gi")],
+            pvc("5Gi", volumeName="small"),
+            "",
+            set(),
+        ),
+        (
+            "checkVolumeSatisfyClaim: storageClassName does not match",
+            [pv("gold", "1Gi", storageClassName="gold")],
+            pvc("1Gi", volumeName="gold", storageClassName="silver"),
+            "",
+            set(),
+        ),
+        (
+            "checkVolumeSatisfyClaim: incompatible volumeMode",
+            [pv("block", "1Gi", volumeMode="Block")],
+            pvc("1Gi", volumeName="block"),
+            "",
+            set(),
+        ),
+        (
+            "checkVolumeSatisfyClaim: incompatible accessMode",
+            [pv("rox", "1Gi", accessModes=["ReadOnlyMany"])],
+            pvc("1Gi", volumeName="rox", accessModes=["ReadWriteMany"]),
+            "",
+            set(),
+        ),
+    ],
+)
+def test_pre_bound_claims_and_volumes(
+    name: str,
+    volumes: list[dict[str, Any]],
+    claim: dict[str, Any],
+    want_volume: str,
+    want_annotations: set[str],
+) -> None:
+    store, synced_claim = synced([*volumes, claim])
+    assert set(synced_claim.annotations) == want_annotations
+    if not want_volume:
+        assert synced_claim.phase == "Pending"
+        assert synced_claim.volume_name == claim["spec"].get("volumeName", "")
+        assert all(v.claim_ref != "default/claim" for v in store.list_objects("PersistentVolume"))
+        return
+    assert synced_claim.phase == "Bound" and synced_claim.volume_name == want_volume
+    volume = store.get("PersistentVolume", want_volume)
+    assert isinstance(volume, PersistentVolume)
+    assert volume.claim_ref == "default/claim" and volume.phase == "Bound"
+
+
+def test_2_2_a_claim_prebound_to_a_missing_volume_is_reset_to_pending() -> None:
+    claim = pvc("10Gi", volumeName="volume2-2")
+    claim["status"] = {"phase": "Bound"}
+    _, synced_claim = synced([claim])
+    assert synced_claim.phase == "Pending" and synced_claim.volume_name == "volume2-2"
+
+
+def test_a_claim_prebound_to_a_volume_created_later_binds_when_it_comes() -> None:
+    store, synced_claim = synced([pvc("1Gi", volumeName="late")])
+    assert synced_claim.phase == "Pending"
+    store.apply(load_manifests(json.dumps(pv("late", "1Gi"))).objects[0])
+    claim = store.get("PersistentVolumeClaim", "default/claim")
+    assert claim.phase == "Bound" and claim.annotations == {BIND_COMPLETED: "yes"}
+
+
+def test_a_wait_for_first_consumer_claim_binds_its_pre_bound_volume_at_once() -> None:
+    # findBestMatchForClaim returns a volume pre-bound to the claim before it skips the others
+    # for delayed binding.
+    wait = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "local"},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    volumes = [
+        pv("free", "1Gi", storageClassName="local"),
+        pv("reserved", "1Gi", storageClassName="local", claimRef=claim_ref()),
+    ]
+    store, synced_claim = synced([wait, *volumes, pvc("1Gi", storageClassName="local")])
+    assert synced_claim.volume_name == "reserved" and synced_claim.phase == "Bound"
+    free = store.get("PersistentVolume", "free")
+    assert isinstance(free, PersistentVolume) and free.claim_ref is None
+
+
+# kubernetes/examples ai/model-serving-tensorflow: pv.yaml, pvc.yaml and deployment.yaml as
+# published (the claim names its volume; neither names a class), on one node.
+TENSORFLOW_SERVING = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: my-model-pv
+spec:
+  capacity:
+    storage: 1Gi
+  accessModes:
+    - ReadOnlyMany
+  persistentVolumeReclaimPolicy: Retain
+  hostPath:
+    path: /mnt/models/my_model
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: my-model-pvc
+spec:
+  accessModes:
+    - ReadOnlyMany
+  resources:
+    requests:
+      storage: 1Gi
+  volumeName: my-model-pv
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: tf-serving
+  labels:
+    app: tf-serving
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: tf-serving
+  template:
+    metadata:
+      labels:
+        app: tf-serving
+    spec:
+      containers:
+        - name: tensorflow-serving
+          image: tensorflow/serving:2.19.0
+          args:
+            - "--model_name=my_model"
+            - "--port=8500"
+            - "--rest_api_port=8501"
+            - "--model_base_path=/models/my_model"
+          ports:
+            - containerPort: 8500  # gRPC
+            - containerPort: 8501  # REST
+          volumeMounts:
+            - name: model-volume
+              mountPath: /models/my_model
+      volumes:
+        - name: model-volume
+          persistentVolumeClaim:
+            claimName: my-model-pvc
+"""
+
+
+def test_the_tensorflow_serving_claim_that_names_its_volume_is_bound_and_its_pod_scheduled() -> (
+    None
+):
+    simulation = new_simulation(
+        load_manifests(TENSORFLOW_SERVING), seed=1, controllers=[start_persistent_volume_controller]
+    )
+    simulation.run()
+    claim = simulation.store.get("PersistentVolumeClaim", "default/my-model-pvc")
+    assert isinstance(claim, PersistentVolumeClaim)
+    assert claim.phase == "Bound" and claim.annotations == {BIND_COMPLETED: "yes"}
+    volume = simulation.store.get("PersistentVolume", "my-model-pv")
+    assert isinstance(volume, PersistentVolume)
+    assert volume.claim_ref == "default/my-model-pvc" and volume.phase == "Bound"
+    (cycle,) = simulation.traces
+    assert cycle.result == "Scheduled" and cycle.selected_node == "node-1"
+
+
+@pytest.mark.parametrize(
+    ("name", "volume", "objects", "want_phase"),
+    [
+        ("unused volume", pv("v", "1Gi"), [], "Available"),
+        (
+            "pre-bound to a claim that cannot take it",
+            pv("v", "1Gi", claimRef=claim_ref()),
+            [pvc("5Gi")],
+            "Available",
+        ),
+        (
+            "pre-bound to a claim that binds to it",
+            pv("v", "1Gi", claimRef=claim_ref()),
+            [pvc("1Gi")],
+            "Bound",
+        ),
+    ],
+)
+def test_sync_volume_moves_a_pending_volume_on(
+    name: str, volume: dict[str, Any], objects: list[dict[str, Any]], want_phase: str
+) -> None:
+    store = ClusterStore(load_manifests(json.dumps([volume, *objects])).objects)
+    assert store.get("PersistentVolume", "v").phase == "Pending"
+    start_persistent_volume_controller(store)
+    assert store.get("PersistentVolume", "v").phase == want_phase
+
+
+@pytest.mark.parametrize(
+    ("name", "volumes", "want"),
+    [
+        (
+            "fewest access modes first, though larger",
+            [
+                pv("rwo-rox-10", "10Gi", accessModes=["ReadWriteOnce", "ReadOnlyMany"]),
+                pv("all-1", "1Gi", accessModes=["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"]),
+            ],
+            "rwo-rox-10",
+        ),
+        (
+            "a pre-bound volume in a set of more modes loses to a match in a set of fewer",
+            [
+                pv("rwo-3", "3Gi"),
+                pv(
+                    "reserved",
+                    "5Gi",
+                    accessModes=["ReadWriteOnce", "ReadWriteMany"],
+                    claimRef=claim_ref(),
+                ),
+            ],
+            "rwo-3",
+        ),
+        (
+            "the next set when the first has no match",
+            [
+                pv("rwo-1", "1Gi"),
+                pv("rwo-rwx-5", "5Gi", accessModes=["ReadWriteOnce", "ReadWriteMany"]),
+            ],
+            "rwo-rwx-5",
+        ),
+    ],
+)
+def test_find_by_claim_searches_access_mode_sets_fewest_modes_first(
+    name: str, volumes: list[dict[str, Any]], want: str
+) -> None:
+    # pv_index.go findByClaim / allPossibleMatchingAccessModes.
+    assert bound_volume([*volumes, pvc("2Gi")]) == want

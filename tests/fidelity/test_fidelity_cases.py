@@ -3,6 +3,10 @@
 Each case is one multi-document YAML file: a FidelityCase header (not a Kubernetes object), then
 the manifests. The header is stripped, the rest goes to ``manage.py simulate --output json
 --seed 1``, and the first cycle of the pod under test is compared with the expectation.
+
+Beyond ../shared/fidelity's format, a placement case may also expect ``eventMessage`` (the
+cycle's FailedScheduling event text, exactly) and ``preFilterNodes`` (the cycle's
+``preFilter.nodes``, as a set), for what the oracle reports beside the decision.
 """
 
 from __future__ import annotations
@@ -95,8 +99,13 @@ def test_simulate_matches_upstream(path: Path, tmp_path: Path) -> None:
             assert cycle["result"] != "Scheduled"
             if "message" in expect:
                 assert expect["message"] in cycle["message"]
+            if "eventMessage" in expect:
+                failed = [e for e in cycle["events"] if e["reason"] == "FailedScheduling"]
+                assert failed[-1]["message"] == expect["eventMessage"]
         else:
             assert cycle["node"] == expect["node"]
+        if "preFilterNodes" in expect:
+            assert sorted(cycle["preFilter"]["nodes"] or []) == sorted(expect["preFilterNodes"])
     elif point == "preemption":
         with_preemption = [c for c in cycles if c["preemption"] is not None]
         assert with_preemption, "no cycle ran preemption"

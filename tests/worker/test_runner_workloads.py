@@ -149,6 +149,44 @@ def test_pods_with_immediate_and_delayed_claims_schedule_live() -> None:
     assert terms[0]["matchExpressions"][0]["values"] == ["n1"]
 
 
+PRE_BOUND = """
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: my-model-pv}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadOnlyMany]
+  hostPath: {path: /mnt/models/my_model}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: my-model-pvc}
+spec:
+  accessModes: [ReadOnlyMany]
+  resources: {requests: {storage: 1Gi}}
+  volumeName: my-model-pv
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: serving}
+spec:
+  containers: [{name: c, image: tensorflow/serving:2.19.0}]
+  volumes: [{name: model, persistentVolumeClaim: {claimName: my-model-pvc}}]
+"""
+
+
+def test_a_claim_that_names_its_volume_is_bound_to_it_live() -> None:
+    cluster = virtual_cluster(NODE % {"name": "n1", "cpu": "4"}, PRE_BOUND)
+    assert run_cluster(cluster.pk).stopped == STOP_IDLE
+    assert Pod.objects.get(cluster=cluster, name="serving").node_name == "n1"
+    claim = PersistentVolumeClaim.objects.get(cluster=cluster, name="my-model-pvc").manifest
+    assert claim["status"]["phase"] == "Bound"
+    assert claim["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "yes"}
+    volume = PersistentVolume.objects.get(cluster=cluster, name="my-model-pv").manifest
+    assert volume["spec"]["claimRef"]["name"] == "my-model-pvc"
+    assert volume["status"]["phase"] == "Bound"
+
+
 STATEFUL_SET = """
 apiVersion: apps/v1
 kind: StatefulSet

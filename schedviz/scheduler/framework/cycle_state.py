@@ -38,6 +38,10 @@ class PodsToActivate:
         return self
 
 
+# The text of upstream's fwk.ErrNotFound, what a missing state key reads as in a status.
+ERR_NOT_FOUND = "not found"
+
+
 class StateNotFoundError(KeyError):
     """Upstream's ErrNotFound: "not found"."""
 

@@ -1,7 +1,8 @@
 """``manage.py simulate FILE... [--seed N] [--output json|table]``: the engine alone.
 
 No database, no Redis: the manifests are loaded, the scheduler runs in virtual time until no pod
-can progress without a new cluster event (``Scheduler.run_until_idle``), the trace is printed,
+can progress without a new cluster event (``Scheduler.run_until_idle``), the trace is printed
+(with JSON, followed by what the controllers and admission did: ``objects`` and ``changes``),
 and why it stopped goes to stderr ("stopped: 3 pods unschedulable, no event can change that",
 "stopped: every pod placed"), with the FailedCreate of every controller's pod that admission
 refused. A pod of the input that admission refuses refuses the input like any invalid
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -31,6 +33,7 @@ from schedviz.scheduler.extender import ExtenderConfigError
 from schedviz.scheduler.framework.runtime.framework import FrameworkError
 from schedviz.scheduler.trace import SCHEMA_VERSION
 from schedviz.scheduler.trace_table import render_table
+from schedviz.simulation.changes import ChangeLog
 from schedviz.simulation.simulator import (
     EncodedTraceLog,
     Simulation,
@@ -88,7 +91,7 @@ class Command(BaseCommand):
         sys.stderr.write(f"{simulation.outcome()}\n")
         self._write_admission(simulation, created_before_run, warned_before_run)
         if options["output"] == "json":
-            self._write_json(simulation.log)
+            self._write_json(simulation.log, simulation.changes)
         else:
             self.stdout.write(render_table(simulation.log, simulation.store.pods()))
 
@@ -104,13 +107,21 @@ class Command(BaseCommand):
                 "simulated as stored)\n"
             )
 
-    def _write_json(self, traces: EncodedTraceLog | TraceLog) -> None:
+    def _write_json(self, traces: EncodedTraceLog | TraceLog, changes: ChangeLog | None) -> None:
         """The trace document with one cycle per line, each decoded and converted only when
-        written: a 5000-node run's trace is hundreds of megabytes, too much to hold at once."""
+        written: a 5000-node run's trace is hundreds of megabytes, too much to hold at once.
+        Then what the controllers and admission did: ``objects`` and ``changes``, one per line
+        (docs/trace-format.md)."""
         write = self.stdout.write
         write(f'{{"schemaVersion": {SCHEMA_VERSION}, "cycles": [\n', ending="")
-        last = len(traces) - 1
-        for index, trace in enumerate(traces):
-            separator = ",\n" if index < last else "\n"
-            write(json.dumps(trace.to_json(), separators=(",", ":")) + separator, ending="")
+        self._write_lines((trace.to_json() for trace in traces), len(traces))
+        if changes is not None:
+            for key, items in changes.document().items():
+                write(f'], "{key}": [\n', ending="")
+                self._write_lines(items, len(items))
         write("]}\n", ending="")
+
+    def _write_lines(self, items: Iterable[Any], count: int) -> None:
+        for index, item in enumerate(items):
+            separator = ",\n" if index < count - 1 else "\n"
+            self.stdout.write(json.dumps(item, separators=(",", ":")) + separator, ending="")

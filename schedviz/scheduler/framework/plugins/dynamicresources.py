@@ -5,8 +5,10 @@ models DRA, which is not at all: no ResourceClaim, ResourceSlice or DeviceClass 
 plugin sits in the v1.34 default profile, so what it does for the pods schedviz does model must
 match upstream: a pod without claims is skipped at PreFilter, and at PostFilter it answers
 "no new claims to deallocate" (which is why that phrase appears in real FailedScheduling
-messages). A pod that names a claim is refused as upstream refuses a claim its lister cannot
-find.
+messages), unless an earlier plugin rejected the pod at PreFilter: then this PreFilter never ran,
+its cycle state is missing, and PostFilter fails with Error "not found", which ends
+RunPostFilterPlugins before preemption (the message ends ". not found"). A pod that names a
+claim is refused as upstream refuses a claim its lister cannot find.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from schedviz.kube.objects import Pod
 from schedviz.scheduler.apis.config.types import DynamicResourcesArgs
-from schedviz.scheduler.framework.cycle_state import CycleState
+from schedviz.scheduler.framework.cycle_state import ERR_NOT_FOUND, CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import (
     Code,
     FilterPlugin,
@@ -27,6 +29,7 @@ from schedviz.scheduler.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     Status,
+    as_status,
     new_status,
 )
 from schedviz.scheduler.framework.plugins.names import DYNAMIC_RESOURCES
@@ -91,6 +94,14 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin):
     def post_filter(
         self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
+        # getStateData: a PreFilter rejection by an earlier plugin means this plugin's PreFilter
+        # never ran, so its state is missing and PostFilter fails with ErrNotFound ("not
+        # found"), which stops RunPostFilterPlugins before DefaultPreemption.
+        try:
+            state.read_as(STATE_KEY, _StateData)
+        except StateNotFoundError:
+            return None, as_status(ERR_NOT_FOUND)
+        # Every claim this plugin knows of is refused at PreFilter, so none is ever allocated.
         return None, new_status(Code.Unschedulable, NO_NEW_CLAIMS_TO_DEALLOCATE)
 
 

@@ -7,17 +7,18 @@ Deliberately left out, and why:
 - CSIStorageCapacity and CSIDriver are not modelled: every provisioner has enough capacity
   (upstream's answer for a driver that does not opt into capacity tracking), so the reason
   "node(s) did not have enough free storage" never comes up;
-- in-tree to CSI translation of PVs (CSI migration) is not done: a PV's node affinity is checked
-  as written;
+- of CSI migration's translation of in-tree PVs, only the topology of bound claims' PVs is
+  translated (``csi_translation``), as ``checkBoundClaims`` does; PreBind's ``checkBindings``
+  does not run (bindings complete at once, below);
 - volumeAttributesClassName is not modelled; volumeMode and the claim's selector are read from
   the manifests;
 - ``bind_pod_volumes`` makes upstream's API updates (the PV's claimRef, the claim's
   selected-node annotation) and completes each static binding at once (claim bound to the
   volume, both phases Bound, ``pv.kubernetes.io/bind-completed``), which upstream's PV
   controller does a moment later. Provisioning is the PV controller's
-  (``schedviz.controllers.persistentvolume``, which ``manage.py simulate`` runs): it hears the
-  selected-node annotation and provisions at once, so PreBind does not wait; with no controller
-  (the live runner) the claim keeps its selected node and the pod binds;
+  (``schedviz.controllers.persistentvolume``, which ``manage.py simulate`` and the live runner
+  run): it hears the selected-node annotation and provisions at once, so PreBind does not
+  wait; with no controller the claim keeps its selected node and the pod binds;
 - a PV in phase Pending without a claimRef (a new volume, as the API server creates it) counts
   as Available, which the PV controller's first sync would make it;
 - a claim counts as fully bound when it names a volume and carries
@@ -33,6 +34,7 @@ from typing import Any
 
 from schedviz.kube.labels import as_selector
 from schedviz.kube.objects import (
+    CSINode,
     LabelSelector,
     LabelSelectorRequirement,
     Node,
@@ -45,6 +47,9 @@ from schedviz.kube.objects import (
 )
 from schedviz.kube.quantity import Quantity
 from schedviz.scheduler.framework.interface import ObjectLister
+from schedviz.scheduler.framework.plugins.volumebinding.csi_translation import (
+    try_translate_pv_to_csi,
+)
 from schedviz.scheduler.framework.plugins.volumebinding.storage import (
     PV_PHASE_AVAILABLE,
     PV_PHASE_BOUND,
@@ -58,7 +63,7 @@ from schedviz.scheduler.framework.plugins.volumebinding.storage import (
 
 # Why a node cannot host the pod's volumes (upstream ConflictReason).
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -123,7 +128,7 @@ def _spec(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec if isinstance(spec, Mapping) else {}
 
 
-def _volume_mode(manifest: Mapping[str, Any]) -> str:
+def volume_mode(manifest: Mapping[str, Any]) -> str:
     mode = _spec(manifest).get("volumeMode")
     return mode if isinstance(mode, str) and mode else VOLUME_MODE_FILESYSTEM
 
@@ -179,7 +184,7 @@ def find_matching_volume(
     requested_class = claim_storage_class(pvc)
     label_selector = claim_selector(pvc)
     selector = as_selector(label_selector) if label_selector is not None else None
-    claim_mode = _volume_mode(pvc.manifest)
+    claim_mode = volume_mode(pvc.manifest)
     for pv in volumes:
         if pv.name in excluded:
             continue
@@ -188,7 +193,7 @@ def find_matching_volume(
         capacity = storage_capacity(pv)
         if capacity < requested:
             continue
-        if _volume_mode(pv.manifest) != claim_mode:
+        if volume_mode(pv.manifest) != claim_mode:
             continue
         if pv.manifest.get("metadata", {}).get("deletionTimestamp"):
             continue
@@ -375,11 +380,15 @@ class VolumeBinder:
     def _check_bound_claims(
         self, claims: Sequence[PersistentVolumeClaim], node: Node
     ) -> tuple[bool, bool]:
-        """(node affinity satisfied, every PV found)."""
+        """(node affinity satisfied, every PV found); an in-tree PV whose plugin the node's
+        CSINode lists as migrated is checked as its CSI translation (``csi_translation``)."""
+        found = self._objects.get("CSINode", node.name)
+        csi_node = found if isinstance(found, CSINode) else None
         for pvc in claims:
             pv = self.get_pv(pvc.volume_name)
             if pv is None:
                 return True, False
+            pv = try_translate_pv_to_csi(pv, csi_node)
             if check_node_affinity(pv, node) is not None:
                 return False, True
         return True, True

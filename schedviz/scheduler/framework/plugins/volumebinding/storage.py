@@ -33,6 +33,7 @@ PV_PHASE_AVAILABLE = "Available"
 PV_PHASE_BOUND = "Bound"
 PV_PHASE_RELEASED = "Released"
 PV_PHASE_FAILED = "Failed"
+PVC_PHASE_PENDING = "Pending"
 PVC_PHASE_BOUND = "Bound"
 
 
