@@ -144,3 +144,27 @@ def test_the_pod_just_placed_is_shown_on_a_full_card(dashboard_page: Any) -> Non
         timeout=LIVE_TIMEOUT_MS
     )
     expect(card.locator(".chip.more")).to_have_text("+5 more")
+
+
+def test_a_form_error_says_which_document_only_when_there_are_several(
+    dashboard_page: Any,
+) -> None:
+    from playwright.sync_api import expect
+
+    page = dashboard_page
+    _new_cluster(page)
+    page.locator("#add-yaml summary").click()
+    form = page.locator("#manifests-form")
+    form.locator("textarea").fill("apiVersion: v1\nkind: Pod\nmetadata: {}")
+    form.get_by_role("button", name="Apply").click()
+    errors = form.locator(".errorlist")
+    expect(errors).to_contain_text("metadata.name: Required value")
+    expect(errors).not_to_contain_text("document 1")
+    expect(errors).not_to_contain_text("<input>")
+    form.locator("textarea").fill(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {}"
+    )
+    form.get_by_role("button", name="Apply").click()
+    expect(errors).to_contain_text("document 2: ")
+    expect(errors).not_to_contain_text("<input>")
