@@ -38,7 +38,8 @@ def _answer(
 ) -> HttpResponse:
     """htmx: the panel again, with the refusal under its workload; a plain request: back to
     the dashboard at the panel, or (refused) the dashboard itself with the refusal in place."""
-    scale_error = {"workload": workload, "errors": errors} if errors else None
+    asked = request.POST.get("replicas", "")
+    scale_error = {"workload": workload, "errors": errors, "value": asked} if errors else None
     if getattr(request, "htmx", False):
         context = {
             "cluster": cluster,

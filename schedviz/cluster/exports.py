@@ -10,10 +10,11 @@ trace of docs/trace-format.md::
 ``objects`` (the manifests as stored) and ``schedulerConfiguration`` are optional; with them an
 import holds the cluster as it is now, without them only the pods and nodes the traces name.
 
-kube-scheduler-simulator (``trace_export_kss``): a ``v1 List`` of the cluster's pods, each with
-the annotations the simulator's result store writes (kubernetes-sigs/kube-scheduler-simulator,
-``simulator/scheduler/plugin/resultstore/store.go``, keys in ``plugin/annotation/annotation.go``
-and ``storereflector/annotation.go``): the results of the pod's last cycle, and
+kube-scheduler-simulator (``trace_export_kss``): a ``v1 List`` of the cluster's nodes and pods,
+each pod with the annotations the simulator's result store writes
+(kubernetes-sigs/kube-scheduler-simulator, ``simulator/scheduler/plugin/resultstore/store.go``,
+keys in ``plugin/annotation/annotation.go`` and ``storereflector/annotation.go``): the results
+of the pod's last cycle, and
 ``result-history`` with every cycle's, oldest first. Values are JSON strings as Go's
 ``json.Marshal`` writes them (keys sorted, ``<>&`` escaped).
 
@@ -35,7 +36,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from schedviz.cluster import services
-from schedviz.cluster.models import Cluster, Cycle
+from schedviz.cluster.models import KIND_MODELS, Cluster, Cycle
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.cluster.services import ServiceError
 from schedviz.kube.load import parse_json_int, unstorable_value
@@ -93,7 +94,10 @@ KSS_IMPORT_LOSSES = (
     "filter codes: a rejection reads Unschedulable (not UnschedulableAndUnresolvable)",
     "the order filter plugins ran in (the default profile's order is assumed)",
     "score weights (the default profile's are assumed) and so normalized scores",
-    "nodes cut by PreFilter, nodes never evaluated, the tie set, preemption victims",
+    "nodes cut by PreFilter, nodes never evaluated, the walk order of the tie set, preemption "
+    "victims",
+    "the nodes, unless the List holds them (a List of pods alone gives nodes by name, without "
+    "allocatable)",
     "extender requests",
 )
 
@@ -241,8 +245,11 @@ def _kss_pod(manifest: Mapping[str, Any], traces: list[dict[str, Any]]) -> dict[
 
 
 def _kss_items(cluster: Cluster) -> Iterator[dict[str, Any]]:
-    """The List's items, a pod at a time: the pods and their cycles read side by side, both in
-    the pods' order, so only one pod's cycles are held at once."""
+    """The List's items, an object at a time: the nodes, then the pods with their cycles read
+    side by side, both in the pods' order, so only one pod's cycles are held at once."""
+    nodes = KIND_MODELS["Node"]._default_manager.filter(cluster=cluster).order_by("name")
+    for manifest in nodes.values_list("manifest", flat=True).iterator(chunk_size=500):
+        yield {"apiVersion": "v1", "kind": "Node", **manifest}
     cycles = (
         Cycle.objects.filter(cluster=cluster)
         .order_by("pod_namespace", "pod_name", "number")
@@ -263,15 +270,17 @@ def _kss_items(cluster: Cluster) -> Iterator[dict[str, Any]]:
 
 
 def trace_export_kss(*, cluster: Cluster) -> dict[str, Any]:
-    """A ``v1 List`` of the cluster's pods annotated as kube-scheduler-simulator annotates them.
+    """A ``v1 List`` of the cluster's nodes, then its pods annotated as kube-scheduler-simulator
+    annotates them (what ``kubectl get nodes,pods -o json`` lists in the simulator's cluster).
 
     A pod's annotations hold its last cycle; ``result-history`` every cycle (a cycle held at
-    Permit appears once, with its outcome). Pods never tried carry no annotation."""
+    Permit appears once, with its outcome). Pods never tried carry no annotation. The nodes come
+    as stored, so that an import reads their allocatable."""
     return {**_KSS_LIST, "items": list(_kss_items(cluster))}
 
 
 def trace_export_kss_text(*, cluster: Cluster) -> Iterator[str]:
-    """``trace_export_kss`` as JSON text, a pod at a time."""
+    """``trace_export_kss`` as JSON text, an item at a time."""
     yield _compact(_KSS_LIST)[:-1] + ',"items":['
     for index, item in enumerate(_kss_items(cluster)):
         yield ("," if index else "") + _compact(item)
@@ -426,7 +435,10 @@ def _kss_json(annotations: Mapping[str, str], key: str) -> Any:
 
 
 def _kss_points(point: str, results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Point records from a kss map: plugin -> status word, or (Filter, Score) -> run counts."""
+    """Point records from a kss map: plugin -> status word, or (Filter, Score) -> run counts.
+
+    The simulator writes a status's message, ``success`` for Success: a Skip (a PreFilter or
+    PreScore with nothing to do for the pod) has no message, so an empty word is a Skip."""
     points = []
     for plugin, word in (results or {}).items():
         record: dict[str, Any] = {"point": point, "plugin": plugin}
@@ -434,6 +446,8 @@ def _kss_points(point: str, results: Mapping[str, Any] | None) -> list[dict[str,
             record["code"] = "Success"
         elif word == KSS_WAIT:
             record["code"] = "Wait"
+        elif word == "":
+            record["code"] = "Skip"
         else:
             record.update(code="Unschedulable", reasons=[word] if word else [])
         record["durationMs"] = 0.0
@@ -508,6 +522,12 @@ def _trace_from_kss(
         names = set(nodes)
         pre_filter_nodes = names if pre_filter_nodes is None else pre_filter_nodes & names
     totals = {node: sum(v["weighted"] for v in per.values()) for node, per in scores.items()}
+    # Every node with the top total, as selectHost's reservoir sampling saw them (the walk
+    # order is not kept: by name, the selected one first).
+    top = max(totals.values(), default=None)
+    tied = sorted(n for n, total in totals.items() if total == top and n != selected)
+    tie_set = ([selected] if selected else []) + (tied if selected in totals else [])
+    skipped = [p["plugin"] for p in points if p["point"] == "PreFilter" and p["code"] == "Skip"]
     return {
         "cycle": cycle,
         "pod": pod,
@@ -527,12 +547,12 @@ def _trace_from_kss(
             "nodes": sorted(pre_filter_nodes) if pre_filter_nodes is not None else None,
             "status": None,
         },
-        "skippedFilterPlugins": [],
+        "skippedFilterPlugins": skipped,
         "filter": filter_json,
         "notEvaluated": [],
         "scores": scores,
         "totals": totals,
-        "selected": {"node": selected, "tieSet": [selected] if selected else []},
+        "selected": {"node": selected, "tieSet": tie_set},
         "points": points,
         "queue": {},
         "nominatedNode": nominated,

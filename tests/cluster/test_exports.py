@@ -138,7 +138,8 @@ def test_kss_export_annotates_each_pod_with_its_last_cycle_like_the_simulator() 
     cluster = scheduled_cluster(DEMO.read_text())
     listing = exports.trace_export_kss(cluster=cluster)
     assert listing["apiVersion"] == "v1" and listing["kind"] == "List"
-    assert all(item["kind"] == "Pod" for item in listing["items"])
+    kinds = [item["kind"] for item in listing["items"]]
+    assert kinds == ["Node"] * 5 + ["Pod"] * (len(kinds) - 5)
     web = annotations_of(listing, "web-1")
     last = selectors.cycles_for_pod(cluster=cluster, namespace="default", name="web-1")[-1]
     assert web[exports.KSS_SELECTED_NODE] == last["node"]
@@ -205,7 +206,7 @@ def test_kss_import_rebuilds_cycles_as_far_as_the_annotations_allow() -> None:
         for n, entries in original[-1]["filter"].items()
         if any(not e.get("stage") and not e.get("hypothetical") for e in entries)
     }
-    assert Node.objects.filter(cluster=copy).count() == 5  # named by the filter results
+    assert Node.objects.filter(cluster=copy).count() == 5
     pod = Pod.objects.get(cluster=copy, name="web-1")
     assert not any(
         k.startswith(exports.KSS_PREFIX) for k in pod.manifest["metadata"].get("annotations", {})
@@ -266,3 +267,75 @@ def test_imported_cycles_render_on_the_cycle_page(client: Client) -> None:
         for number in numbers:
             page = client.get(f"/clusters/{copy.id}/cycles/{number}/")
             assert page.status_code == 200, (name, number)
+
+
+def kss_pod(name: str, annotations: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "annotations": {exports.KSS_PREFIX + k: json.dumps(v) for k, v in annotations.items()},
+        },
+        "spec": {"nodeName": "node-b", "containers": [{"name": "c", "image": "i"}]},
+    }
+
+
+# As the simulator writes a cycle of a pod with no affinity or spreading: the PreFilter and
+# PreScore plugins with nothing to do returned Skip, whose message is empty; two nodes tied.
+SKIPS_AND_A_TIE = {
+    "prefilter-result-status": {
+        "NodeAffinity": "",
+        "NodeResourcesFit": "success",
+        "PodTopologySpread": "",
+    },
+    "prefilter-result": {},
+    "filter-result": {
+        "node-a": {"NodeName": "passed", "NodeResourcesFit": "passed"},
+        "node-b": {"NodeName": "passed", "NodeResourcesFit": "passed"},
+    },
+    "prescore-result": {"NodeResourcesFit": "success", "PodTopologySpread": ""},
+    "score-result": {"node-a": {"NodeResourcesFit": "50"}, "node-b": {"NodeResourcesFit": "50"}},
+    "finalscore-result": {
+        "node-a": {"NodeResourcesFit": "50"},
+        "node-b": {"NodeResourcesFit": "50"},
+    },
+    "bind-result": {"DefaultBinder": "success"},
+}
+
+
+def test_kss_import_reads_skips_as_skips_ties_as_ties_and_the_nodes_allocatable() -> None:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-b"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+    pod = kss_pod("web", SKIPS_AND_A_TIE)
+    pod["metadata"]["annotations"][exports.KSS_SELECTED_NODE] = "node-b"
+    listing = {"apiVersion": "v1", "kind": "List", "items": [node, pod]}
+    copy = exports.trace_import(name="skips", owner=None, text=json.dumps(listing))
+    (trace,) = selectors.cycles_for_pod(cluster=copy, namespace="default", name="web")
+    codes = {(p["point"], p["plugin"]): p["code"] for p in trace["points"]}
+    assert codes[("PreFilter", "NodeAffinity")] == "Skip"
+    assert codes[("PreFilter", "PodTopologySpread")] == "Skip"
+    assert codes[("PreFilter", "NodeResourcesFit")] == "Success"
+    assert codes[("PreScore", "PodTopologySpread")] == "Skip"
+    assert trace["skippedFilterPlugins"] == ["NodeAffinity", "PodTopologySpread"]
+    assert trace["result"] == "Scheduled"
+    assert trace["selected"] == {"node": "node-b", "tieSet": ["node-b", "node-a"]}
+    # The Node the List holds keeps its allocatable; with nodes in the List none is made up.
+    stored = Node.objects.get(cluster=copy, name="node-b")
+    assert stored.manifest["status"]["allocatable"]["cpu"] == "4"
+    assert Node.objects.filter(cluster=copy).count() == 1
+
+
+def test_kss_export_lists_the_nodes_so_an_import_reads_their_allocatable() -> None:
+    cluster = scheduled_cluster(DEMO.read_text())
+    listing = exports.trace_export_kss(cluster=cluster)
+    copy = exports.trace_import(name="from-kss", owner=None, text=json.dumps(listing))
+    for name in ("node-a", "gpu-1"):
+        original = Node.objects.get(cluster=cluster, name=name)
+        assert Node.objects.get(cluster=copy, name=name).allocatable == original.allocatable
+        assert original.allocatable

@@ -1,11 +1,12 @@
 """Every lesson walked as a learner walks it: loaded paused, at each step the guess the lesson
 holds to be right (the node its claims give, the node preemption nominates, or "nowhere"),
 one step, and the guess revealed against the cycle the engine actually ran. A lesson whose
-text, manifests and claims disagree with the engine, or a checker that marks the lesson's own
-answer wrong, fails here."""
+claims disagree with the engine, or a checker that marks the lesson's own answer wrong, fails
+here; so does a text that gives a pod another CPU request than its manifest."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +15,9 @@ from schedviz.cluster import lessons, services
 from schedviz.cluster.lessons import LessonStep
 from schedviz.cluster.models import Cluster, Cycle
 from schedviz.cluster.predictions import prediction_create, predictions_reveal
+from schedviz.kube.load import load_manifests
+from schedviz.kube.objects import RESOURCE_CPU, Pod
+from schedviz.kube.resources import pod_requests
 from schedviz.scheduler.prediction import UNSCHEDULABLE, Verdict, reveal
 from worker.runner import run_cluster
 
@@ -52,3 +56,38 @@ def test_the_lessons_answer_at_every_step_is_revealed_right(slug: str, settings:
         else:
             assert revealed.correct, (where, verdict, cycle.trace().get("message"))
     assert lessons.lesson_progress(cluster=cluster, info=info).next is None
+
+
+def _cpu_claims(text: str, pod: str) -> list[int]:
+    """Millicores the text says the pod needs, uses, asks for or requests."""
+    claims = re.finditer(
+        rf"\b{re.escape(pod)}\b[^.;]*?\b(?:needs?|uses|asks? for|requests?)\s+"
+        r"(?P<amount>\d+(?:\.\d+)?)(?P<milli>m)? CPUs?\b",
+        " ".join(text.split()),
+    )
+    return [int(m["amount"]) if m["milli"] else round(float(m["amount"]) * 1000) for m in claims]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_cpu_figure_the_text_gives_a_pod_is_its_manifests(slug: str) -> None:
+    lesson = lessons.lesson_get(slug)
+    info = lesson.info
+    texts = [info.explanation, info.learnt, *(step.reveal for step in info.steps)]
+    pods = [o for o in load_manifests(lesson.manifests, slug).objects if isinstance(o, Pod)]
+    for pod in pods:
+        requested = int(pod_requests(pod).get(RESOURCE_CPU, 0) * 1000)
+        for text in texts:
+            for claimed in _cpu_claims(text, pod.name):
+                assert claimed == requested, (slug, pod.name, claimed, requested)
+
+
+def test_the_cpu_check_catches_the_text_that_gave_polite_1_5_cpus() -> None:
+    # The preemption lesson's text before it was fixed; its manifest asks 1 CPU for polite.
+    said = """Here node-a has 2 CPUs and low-1 (priority 0) uses 1.5 of them. **polite** (priority
+    1000, `preemptionPolicy: Never`) and **web-2** (priority 1000, may preempt) both need 1.5
+    CPUs; polite was created first."""
+    assert _cpu_claims(said, "polite") == [1500]
+    assert _cpu_claims(said, "web-2") == [1500]
+    manifests = load_manifests(lessons.lesson_get("priority-and-preemption").manifests, "p")
+    (polite,) = [o for o in manifests.objects if isinstance(o, Pod) and o.name == "polite"]
+    assert pod_requests(polite)[RESOURCE_CPU] == 1

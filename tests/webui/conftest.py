@@ -159,3 +159,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.sections.append(("screenshots of the open pages", listing))
             print(f"\nscreenshots of {item.nodeid}:\n{listing}", file=sys.stderr)
     return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps several browser tests take through the pages.
+
+
+def new_cluster(page: Any, name: str) -> None:
+    """A new empty cluster made through the clusters page; the page is left on its dashboard."""
+    page.goto("/")
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Empty").check()
+    page.get_by_role("button", name="Create cluster").click()
+    page.wait_for_url("**/clusters/*/")
+
+
+def apply_yaml(page: Any, text: str) -> None:
+    """``text`` applied through the dashboard's Apply YAML form, its success awaited and the
+    form folded again."""
+    page.locator("#add-yaml summary").click()
+    page.locator("#manifests-form textarea").fill(text)
+    page.locator("#manifests-form").get_by_role("button", name="Apply").click()
+    page.locator("#manifests-form .message.success").wait_for()
+    page.locator("#add-yaml summary").click()

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import screenshot_widths
+from conftest import apply_yaml, new_cluster, screenshot_widths
 
 pytestmark = pytest.mark.browser
 
@@ -49,22 +49,6 @@ def _pods(names: list[str]) -> str:
     )
 
 
-def _new_cluster(page: Any) -> None:
-    page.goto("/")
-    page.get_by_label("Name").fill(f"layout-{os.getpid()}-{next(_names)}")
-    page.get_by_label("Empty").check()
-    page.get_by_role("button", name="Create cluster").click()
-    page.wait_for_url("**/clusters/*/")
-
-
-def _apply(page: Any, text: str) -> None:
-    page.locator("#add-yaml summary").click()
-    page.locator("#manifests-form textarea").fill(text)
-    page.locator("#manifests-form").get_by_role("button", name="Apply").click()
-    page.locator("#manifests-form .message.success").wait_for()
-    page.locator("#add-yaml summary").click()
-
-
 def _overflow(page: Any, selector: str) -> list[int]:
     """scrollWidth and clientWidth of the element (the page's root for "html")."""
     return list(
@@ -82,8 +66,8 @@ def test_nothing_overflows_at_desktop_and_phone_widths_and_the_bar_is_one_row(
     from playwright.sync_api import expect
 
     page = dashboard_page
-    _new_cluster(page)
-    _apply(page, _nodes(3) + "\n---\n" + DEPLOYMENT)
+    new_cluster(page, f"layout-{os.getpid()}-{next(_names)}")
+    apply_yaml(page, _nodes(3) + "\n---\n" + DEPLOYMENT)
     deployment = page.locator(f'[data-workload="Deployment/shop-namespace-long/{LONG}"]')
     expect(deployment).to_contain_text("3 bound", timeout=LIVE_TIMEOUT_MS)
     expect(page.locator(".node-card .chip[data-pod]")).to_have_count(3, timeout=LIVE_TIMEOUT_MS)
@@ -109,8 +93,8 @@ def test_go_to_node_scrolls_its_card_into_view_below_the_bar(
 
     page = dashboard_page
     page.set_viewport_size({"width": width, "height": height})
-    _new_cluster(page)
-    _apply(page, _nodes(40))
+    new_cluster(page, f"layout-{os.getpid()}-{next(_names)}")
+    apply_yaml(page, _nodes(40))
     expect(page.locator(".node-card")).to_have_count(40)
     page.locator("#find-nodes summary").click()
     page.get_by_label("Go to node").fill("node-38")
@@ -134,13 +118,37 @@ def test_the_pod_just_placed_is_shown_on_a_full_card(dashboard_page: Any) -> Non
     from playwright.sync_api import expect
 
     page = dashboard_page
-    _new_cluster(page)
-    _apply(page, _nodes(1) + "\n---\n" + _pods([f"pod-{i:02d}" for i in range(20)]))
+    new_cluster(page, f"layout-{os.getpid()}-{next(_names)}")
+    apply_yaml(page, _nodes(1) + "\n---\n" + _pods([f"pod-{i:02d}" for i in range(20)]))
     card = page.locator("#node-node-01")
     expect(card.locator(".chip.more")).to_have_text("+4 more", timeout=LIVE_TIMEOUT_MS)
     # Named to sort last: by name it would be one of the "+N more".
-    _apply(page, _pods(["zz-newest"]))
+    apply_yaml(page, _pods(["zz-newest"]))
     expect(card.locator('.chip[data-pod="default/zz-newest"]')).to_be_visible(
         timeout=LIVE_TIMEOUT_MS
     )
     expect(card.locator(".chip.more")).to_have_text("+5 more")
+
+
+def test_a_form_error_says_which_document_only_when_there_are_several(
+    dashboard_page: Any,
+) -> None:
+    from playwright.sync_api import expect
+
+    page = dashboard_page
+    new_cluster(page, f"layout-{os.getpid()}-{next(_names)}")
+    page.locator("#add-yaml summary").click()
+    form = page.locator("#manifests-form")
+    form.locator("textarea").fill("apiVersion: v1\nkind: Pod\nmetadata: {}")
+    form.get_by_role("button", name="Apply").click()
+    errors = form.locator(".errorlist")
+    expect(errors).to_contain_text("metadata.name: Required value")
+    expect(errors).not_to_contain_text("document 1")
+    expect(errors).not_to_contain_text("<input>")
+    form.locator("textarea").fill(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {}"
+    )
+    form.get_by_role("button", name="Apply").click()
+    expect(errors).to_contain_text("document 2: ")
+    expect(errors).not_to_contain_text("<input>")

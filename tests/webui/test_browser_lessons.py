@@ -101,3 +101,30 @@ def test_a_lesson_reveals_each_step_after_it_runs_ends_and_restarts_in_place(
     expect(panel.locator("#lesson-step-1")).to_have_count(0)
     expect(page.locator("#run-state")).to_have_text("Paused")
     expect(page.locator("body")).to_contain_text("web-3")
+
+
+def test_the_preemption_lessons_answers_are_revealed_right_at_every_step(
+    dashboard_page: Any,
+) -> None:
+    """The answer the lesson's text teaches at each step (at step 2, the node preemption
+    nominates) is the one the reveal marks right."""
+    from playwright.sync_api import expect
+
+    page = dashboard_page
+    page.goto("/lessons/priority-and-preemption/")
+    expect(page.locator(".lesson-text")).to_contain_text("needs 1 CPU")
+    page.locator("#load-lesson").click()
+    page.wait_for_url(re.compile(r"/clusters/\d+/$"))
+    answers = [("default/polite", ""), ("default/web-2", "node-a")]
+    answers += [("default/polite", ""), ("default/web-2", "node-a")]
+    for number, (pod, node) in enumerate(answers, start=1):
+        expect(page.locator("#runner-status")).to_contain_text("idle", timeout=LIVE_TIMEOUT_MS)
+        expect(page.locator("#predict-pod")).to_have_value(pod)
+        page.locator(f'#predict input[name="node"][value="{node or "/unschedulable"}"]').check()
+        page.locator("#predict-button").click()
+        expect(page.locator("#open-guesses")).to_contain_text(node or "unschedulable")
+        page.locator("#step-button").click()
+        expect(page.locator("#tally")).to_contain_text(
+            f"{number} right · 0 wrong", timeout=LIVE_TIMEOUT_MS
+        )
+        expect(page.locator("#reveal")).to_contain_text("Right")

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import apply_yaml, new_cluster
 
 pytestmark = pytest.mark.browser
 
@@ -41,31 +42,17 @@ spec:
 """
 
 
-def _new_cluster(page: Any) -> None:
-    page.goto("/")
-    page.get_by_label("Name").fill(f"workloads-{os.getpid()}-{next(_names)}")
-    page.get_by_label("Empty").check()
-    page.get_by_role("button", name="Create cluster").click()
-    page.wait_for_url("**/clusters/*/")
-    page.evaluate("window.__sameDocument = true")
-
-
-def _apply(page: Any, text: str) -> None:
-    page.locator("#add-yaml summary").click()
-    page.locator("#manifests-form textarea").fill(text)
-    page.locator("#manifests-form").get_by_role("button", name="Apply").click()
-    page.locator("#manifests-form .message.success").wait_for()
-
-
 def test_a_deployment_applied_shows_in_the_panel_with_its_pods_bound_without_a_reload(
     dashboard_page: Any,
 ) -> None:
     from playwright.sync_api import expect
 
     page = dashboard_page
-    _new_cluster(page)
+    new_cluster(page, f"workloads-{os.getpid()}-{next(_names)}")
+    # Set once; a reload would lose it.
+    page.evaluate("window.__sameDocument = true")
     expect(page.locator("#workloads-title")).to_have_text("Workloads 0")
-    _apply(page, NODES + "---\n" + DEPLOYMENT)
+    apply_yaml(page, NODES + "---\n" + DEPLOYMENT)
     panel = page.locator("#workloads")
     expect(page.locator("#workloads-title")).to_have_text("Workloads 2", timeout=LIVE_TIMEOUT_MS)
     deployment = panel.locator('[data-workload="Deployment/shop/web"]')
@@ -84,8 +71,8 @@ def test_scale_past_the_pod_limit_shows_its_error_in_the_panel_and_changes_nothi
     from playwright.sync_api import expect
 
     page = dashboard_page
-    _new_cluster(page)
-    _apply(page, NODES + "---\n" + DEPLOYMENT)
+    new_cluster(page, f"workloads-{os.getpid()}-{next(_names)}")
+    apply_yaml(page, NODES + "---\n" + DEPLOYMENT)
     deployment = page.locator('#workloads [data-workload="Deployment/shop/web"]')
     expect(deployment).to_contain_text("3 desired · 3 created", timeout=LIVE_TIMEOUT_MS)
     deployment.get_by_label("Replicas", exact=True).fill("100000")
@@ -105,8 +92,8 @@ def test_a_deployments_replica_set_refers_to_its_deployment_instead_of_scaling(
     from playwright.sync_api import expect
 
     page = dashboard_page
-    _new_cluster(page)
-    _apply(page, NODES + "---\n" + DEPLOYMENT)
+    new_cluster(page, f"workloads-{os.getpid()}-{next(_names)}")
+    apply_yaml(page, NODES + "---\n" + DEPLOYMENT)
     replica_set = page.locator('#workloads [data-workload^="ReplicaSet/shop/web-"]')
     expect(replica_set).to_contain_text(
         re.compile(r"managed by Deployment/web"), timeout=LIVE_TIMEOUT_MS

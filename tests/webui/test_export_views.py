@@ -71,7 +71,10 @@ def test_every_export_answers_a_visitor_signed_out_on_an_ownerless_cluster(clien
 
     kss = json.loads(b"".join(client.get(export_url(cluster, "kss"))))
     assert kss["kind"] == "List"
-    annotations = kss["items"][0]["metadata"]["annotations"]
+    # The nodes first (so an import reads their allocatable), then the annotated pods.
+    assert [i["kind"] for i in kss["items"]][:1] == ["Node"]
+    pod = next(item for item in kss["items"] if item["kind"] == "Pod")
+    annotations = pod["metadata"]["annotations"]
     assert annotations["kube-scheduler-simulator.sigs.k8s.io/selected-node"] == "n1"
 
 

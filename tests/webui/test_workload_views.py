@@ -115,6 +115,8 @@ def test_scaling_past_the_pod_limit_answers_the_error_in_the_panel(
     assert 'id="scale-error"' in panel
     assert "more pods than a cluster may hold (10, SCHEDVIZ_MAX_PODS_PER_CLUSTER)" in panel
     assert "2 desired · 2 created" in panel
+    # The number asked for stays in the field, to be corrected.
+    assert 'value="50" class="small" aria-invalid="true"' in panel
     # Without JS: the dashboard itself, the refusal under the workload, nothing kept for later.
     plain = client.post(url("workload_scale", cluster), {"replicas": "50"})
     assert plain.status_code == 400

@@ -92,6 +92,10 @@ def _scheduled(trace: Mapping[str, Any], total_nodes: int) -> Decision:
             )
         return Decision(f"{winner} was chosen without scoring.", winner=winner)
     best = totals.get(winner, 0)
+    if len(tie) <= 1:
+        # A trace without the tie set (rebuilt from kube-scheduler-simulator's annotations, say)
+        # still ties when another node has the winner's total: it is no "0 ahead".
+        tie = (winner, *sorted(n for n, t in totals.items() if t == best and n != winner))
     if len(tie) > 1:
         others = [n for n in tie if n != winner]
         return Decision(
