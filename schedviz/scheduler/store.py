@@ -114,8 +114,13 @@ class ClusterStore:
 
     # ------------------------------------------------------------------ watch
 
-    def watch(self, watcher: Watcher) -> None:
-        self._watchers.append(watcher)
+    def watch(self, watcher: Watcher, *, first: bool = False) -> None:
+        """``first``: the watcher hears each write before those already watching, so before
+        any reaction to it (a recorder that keeps writes in the order they were made)."""
+        if first:
+            self._watchers.insert(0, watcher)
+        else:
+            self._watchers.append(watcher)
 
     def _notify(self, event_type: str, old: Any, new: Any) -> None:
         for watcher in self._watchers:
