@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from schedviz.scenario.runner import ScenarioRun
 
 # The figures put side by side (the attempts per pod stay in each run's own result).
 COMPARED = ("time", "nodes", "pods", "pending", "unschedulable", "bindings", "preemptions")
@@ -20,14 +19,36 @@ COMPARED = ("time", "nodes", "pods", "pending", "unschedulable", "bindings", "pr
 
 @dataclass(frozen=True)
 class Variant:
+    """One configuration's result: the document of ``ScenarioRun.document`` with the node
+    cards kept (``keep_cards``)."""
+
     name: str
-    run: ScenarioRun
+    document: dict[str, Any]
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        steps: list[dict[str, Any]] = self.document["schedviz"]["steps"]
+        return steps
+
+    @property
+    def timeline(self) -> dict[str, list[dict[str, Any]]]:
+        timeline: dict[str, list[dict[str, Any]]] = self.document["status"]["scenarioResult"][
+            "timeline"
+        ]
+        return timeline
+
+    def placements(self, index: int) -> dict[str, str]:
+        """pod -> node at the end of the step."""
+        cards = self.document["schedviz"].get("cards") or []
+        if index >= len(cards):
+            return {}
+        return {pod: card["name"] for card in cards[index] for pod in card["pods"]}
 
 
-def _bindings(run: ScenarioRun) -> list[tuple[int, str, str]]:
+def _bindings(variant: Variant) -> list[tuple[int, str, str]]:
     """(major step, pod, node) of every binding, in timeline order."""
     out = []
-    for major, events in run.timeline.items():
+    for major, events in variant.timeline.items():
         for event in events:
             bound = event.get("podScheduled")
             if bound is not None:
@@ -50,14 +71,14 @@ def compare_runs(variants: Sequence[Variant]) -> dict[str, Any]:
     and where the placements first part."""
     steps: list[dict[str, Any]] = []
     first_difference: dict[str, Any] | None = None
-    count = max(len(v.run.steps) for v in variants)
+    count = max(len(v.steps) for v in variants)
     for index in range(count):
-        present = [v for v in variants if index < len(v.run.steps)]
-        major = present[0].run.steps[index]["step"]
+        present = [v for v in variants if index < len(v.steps)]
+        major = present[0].steps[index]["step"]
         steps.append(
             {
                 "step": major,
-                "variants": {v.name: _step_row(v.run.steps[index]) for v in present},
+                "variants": {v.name: _step_row(v.steps[index]) for v in present},
             }
         )
         if first_difference is None and len(present) == len(variants):
@@ -66,7 +87,12 @@ def compare_runs(variants: Sequence[Variant]) -> dict[str, Any]:
                 first_difference = {"step": major, "pods": differing}
     return {
         "variants": [
-            {"name": v.name, "phase": v.run.phase, "message": v.run.message} for v in variants
+            {
+                "name": v.name,
+                "phase": v.document["status"]["phase"],
+                "message": v.document["status"].get("message", ""),
+            }
+            for v in variants
         ],
         "firstDifference": first_difference,
         "firstDifferentBinding": _first_different_binding(variants),
@@ -75,7 +101,7 @@ def compare_runs(variants: Sequence[Variant]) -> dict[str, Any]:
 
 
 def _differing_pods(variants: Sequence[Variant], index: int) -> list[dict[str, Any]]:
-    placements = [v.run.placements(index) for v in variants]
+    placements = [v.placements(index) for v in variants]
     pods = sorted(set().union(*placements))
     out = []
     for pod in pods:
@@ -88,7 +114,7 @@ def _differing_pods(variants: Sequence[Variant], index: int) -> list[dict[str, A
 
 
 def _first_different_binding(variants: Sequence[Variant]) -> dict[str, Any] | None:
-    sequences = [_bindings(v.run) for v in variants]
+    sequences = [_bindings(v) for v in variants]
     for position in range(max(len(s) for s in sequences)):
         entries = [s[position] if position < len(s) else None for s in sequences]
         if len(set(entries)) > 1:

@@ -226,15 +226,12 @@ class ScenarioRun:
                 "seed": self.seed,
                 "cycles": self.simulation.scheduler.cycle_count,
                 "steps": self.steps,
+                **({"cards": self.cards} if self.cards else {}),
             },
         }
 
     def to_json(self) -> str:
         return json.dumps(self.document(), indent=1, ensure_ascii=False) + "\n"
-
-    def placements(self, step_index: int) -> dict[str, str]:
-        """pod -> node at the end of the step (from the node cards)."""
-        return {pod: card["name"] for card in self.cards[step_index] for pod in card["pods"]}
 
 
 class _Runner:

@@ -97,7 +97,7 @@ class Command(BaseCommand):
                 sys.exit(2)
             runs.append((name, run))
         if len(runs) > 1:
-            comparison = compare_runs([Variant(name, run) for name, run in runs])
+            comparison = compare_runs([Variant(name, run.document()) for name, run in runs])
             if options["output"] == "json":
                 self.stdout.write(json.dumps(comparison, indent=1, ensure_ascii=False))
             else:
