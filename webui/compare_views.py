@@ -39,7 +39,7 @@ profiles:
 
 class CompareForm(forms.Form):
     source = forms.ChoiceField(
-        choices=CompareRun.Source.choices,
+        choices=[c for c in CompareRun.Source.choices if c[0] != CompareRun.Source.SCENARIO],
         initial=CompareRun.Source.CLUSTER,
         widget=forms.RadioSelect,
     )

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 # The figures put side by side (the attempts per pod stay in each run's own result).
 COMPARED = ("time", "nodes", "pods", "pending", "unschedulable", "bindings", "preemptions")
 

@@ -54,6 +54,8 @@ STEP_OPERATING = "Operating"
 
 ATTEMPT_REASONS = ("Scheduled", "FailedScheduling")
 
+Progress = Callable[[int, int], None]
+
 
 class OperationFailed(Exception):
     """The API refused an operation: the scenario fails with this message."""
@@ -245,9 +247,12 @@ class _Runner:
         self.run = ScenarioRun(scenario, simulation, seed, self.recorder.timeline)
         self._events_seen = 0
 
-    def execute(self, keep_cards: bool) -> ScenarioRun:
+    def execute(self, keep_cards: bool, progress: Progress | None) -> ScenarioRun:
         done = False
-        for major in self.scenario.steps():
+        steps = self.scenario.steps()
+        for number, major in enumerate(steps):
+            if progress is not None:
+                progress(number, len(steps))
             self.recorder.begin_step(major)
             at = self.scenario.time_of(major)
             if at is not None:
@@ -269,6 +274,8 @@ class _Runner:
                 break
         self.run.phase = PHASE_SUCCEEDED if done else PHASE_PAUSED
         self.run.message = self.simulation.outcome()
+        if progress is not None:
+            progress(len(steps), len(steps))
         return self.run
 
     def _close_step(self, major: int, keep_cards: bool) -> None:
@@ -435,9 +442,11 @@ def run_scenario(
     keep_cards: bool = False,
     max_cycles: int = 1_000_000,
     extender_allowed_hosts: frozenset[str] | None = None,
+    progress: Progress | None = None,
 ) -> ScenarioRun:
     """Runs the scenario on an empty cluster under ``config`` (the default configuration when
-    None); the same scenario, seed and configuration always give the same run."""
+    None); the same scenario, seed and configuration always give the same run.
+    ``progress(steps done, steps)`` is called before each major step and at the end."""
     simulation = new_simulation(
         Manifests(),
         seed=seed,
@@ -448,4 +457,4 @@ def run_scenario(
         controllers=controllers,
         extender_allowed_hosts=extender_allowed_hosts,
     )
-    return _Runner(scenario, simulation, seed, max_cycles).execute(keep_cards)
+    return _Runner(scenario, simulation, seed, max_cycles).execute(keep_cards, progress)
