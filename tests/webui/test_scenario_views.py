@@ -123,3 +123,11 @@ def test_a_lesson_with_a_scenario_runs_it_over_time(signed_in: Client) -> None:
     assert run.cluster.lesson == LESSON
     other = signed_in.get("/lessons/resource-fit/").content.decode()
     assert "/scenario/" not in other
+
+
+def test_a_scenario_run_asked_for_as_a_comparison_goes_to_its_scenario_page(
+    signed_in: Client, cluster: Cluster
+) -> None:
+    run = CompareRun.objects.create(cluster=cluster, source=CompareRun.Source.SCENARIO)
+    response = signed_in.get(f"/compare/{run.id}/")
+    assert response.status_code == 302 and response["Location"] == f"/scenarios/{run.id}/"
