@@ -44,6 +44,7 @@ from schedviz.kube.errors import (
     type_invalid,
 )
 from schedviz.kube.load import read_documents
+from schedviz.kube.names import NameGenerator
 from schedviz.kube.objects import KubeObject
 from schedviz.scenario.patch import PATCH_TYPES
 
@@ -197,10 +198,11 @@ def parse_scenario(document: Any) -> Scenario:
         until = parse_duration(spec["until"])
         if until is None:
             errors.append(invalid("spec.until", spec["until"], _DURATION_DETAIL))
+    names = NameGenerator(0)
     operations = [
         op
         for index, raw in enumerate(raw_operations)
-        if (op := _operation(index, raw, errors)) is not None
+        if (op := _operation(index, raw, errors, names)) is not None
     ]
     timed = _check_form(raw_operations, errors)
     if until is not None and not timed:
@@ -275,7 +277,9 @@ def _check_done(operations: list[Operation], errors: list[FieldError]) -> None:
             )
 
 
-def _operation(index: int, raw: Any, errors: list[FieldError]) -> Operation | None:
+def _operation(
+    index: int, raw: Any, errors: list[FieldError], names: NameGenerator
+) -> Operation | None:
     path = f"spec.operations[{index}]"
     if not isinstance(raw, dict):
         errors.append(_not_object(path, raw))
@@ -314,19 +318,30 @@ def _operation(index: int, raw: Any, errors: list[FieldError]) -> Operation | No
         return None
     op = Operation(index, str(op_id), step, at, kind, body)
     if kind == CREATE:
-        op = _create(op, f"{path}.{kind}", errors)
+        op = _create(op, f"{path}.{kind}", errors, names)
     elif kind in (PATCH, DELETE):
         op = _targeted(op, f"{path}.{kind}", errors)
     return op if len(errors) == before else None
 
 
-def _create(op: Operation, path: str, errors: list[FieldError]) -> Operation:
+def _named(obj: dict[str, Any], names: NameGenerator) -> dict[str, Any]:
+    """The object with a name from ``metadata.generateName`` when it has none, as the API
+    server names it on create (from a seeded source: the same scenario, the same names)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or meta.get("name"):
+        return obj
+    base = meta.get("generateName")
+    if not isinstance(base, str) or not base:
+        return obj
+    return {**obj, "metadata": {**meta, "name": names.generate(base)}}
+
+
+def _create(op: Operation, path: str, errors: list[FieldError], names: NameGenerator) -> Operation:
     obj = op.raw.get("object")
     if not isinstance(obj, dict):
-        errors.append(
-            required(f"{path}.object") if obj is None else _not_object(f"{path}.object", obj)
-        )
+        errors.append(_missing_or_not_object(f"{path}.object", obj))
         return op
+    obj = _named(obj, names)
     try:
         decoded = decode_object(obj, f"{path}.object.")
     except InvalidObjectError as error:
@@ -349,18 +364,10 @@ def _targeted(op: Operation, path: str, errors: list[FieldError]) -> Operation:
     type_meta = op.raw.get("typeMeta")
     object_meta = op.raw.get("objectMeta")
     if not isinstance(type_meta, dict):
-        errors.append(
-            required(f"{path}.typeMeta")
-            if type_meta is None
-            else _not_object(f"{path}.typeMeta", type_meta)
-        )
+        errors.append(_missing_or_not_object(f"{path}.typeMeta", type_meta))
         return op
     if not isinstance(object_meta, dict):
-        errors.append(
-            required(f"{path}.objectMeta")
-            if object_meta is None
-            else _not_object(f"{path}.objectMeta", object_meta)
-        )
+        errors.append(_missing_or_not_object(f"{path}.objectMeta", object_meta))
         return op
     api_version, kind = type_meta.get("apiVersion"), type_meta.get("kind")
     if not isinstance(kind, str) or not kind:

@@ -184,3 +184,15 @@ def test_load_scenario_reads_yaml_and_json_alike() -> None:
 def test_load_scenario_refuses_more_than_one_document() -> None:
     with pytest.raises(ScenarioError, match="expected one Scenario document, got 2"):
         load_scenario("a: 1\n---\nb: 2\n", "two.yaml")
+
+
+def test_generate_name_gives_the_same_names_for_the_same_scenario() -> None:
+    unnamed = pod("x")
+    del unnamed["metadata"]["name"]
+    unnamed["metadata"]["generateName"] = "web-"
+    document = scenario(create("a", 0, unnamed), create("b", 0, unnamed))
+    first = [op.object.name for op in parse_scenario(document).operations if op.object]
+    again = [op.object.name for op in parse_scenario(document).operations if op.object]
+    assert first == again
+    assert all(name.startswith("web-") and len(name) == 9 for name in first)
+    assert first[0] != first[1]
