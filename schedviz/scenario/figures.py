@@ -32,15 +32,44 @@ def is_unschedulable(pod: Pod) -> bool:
     )
 
 
-def node_usage(nodes: Sequence[Node], pods: Iterable[Pod]) -> dict[str, dict[str, int]]:
+class AmountCache:
+    """The integer amounts of pods' requests and nodes' allocatable, computed once per object
+    state: a pod or node changed by the store is a new object sharing the fields it kept, so
+    the fields' identity says whether the amounts can still be the same."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, tuple[tuple[object, ...], dict[str, int]]] = {}
+        self._nodes: dict[str, tuple[object, dict[str, int]]] = {}
+
+    def requests(self, pod: Pod) -> dict[str, int]:
+        identity = (pod.containers, pod.init_containers, pod.overhead, pod.resources, pod.uid)
+        entry = self._pods.get(pod.key)
+        if entry is None or any(a is not b for a, b in zip(entry[0], identity, strict=True)):
+            amounts = {name: to_int(name, a) for name, a in pod_requests(pod).items()}
+            entry = (identity, amounts)
+            self._pods[pod.key] = entry
+        return entry[1]
+
+    def allocatable(self, node: Node) -> dict[str, int]:
+        entry = self._nodes.get(node.name)
+        if entry is None or entry[0] is not node.allocatable:
+            entry = (node.allocatable, allocatable(node))
+            self._nodes[node.name] = entry
+        return entry[1]
+
+
+def node_usage(
+    nodes: Sequence[Node], pods: Iterable[Pod], cache: AmountCache | None = None
+) -> dict[str, dict[str, int]]:
     """node -> resource -> requested (pods: how many), over the bound non-terminal pods."""
+    cache = cache or AmountCache()
     usage: dict[str, dict[str, int]] = {node.name: {} for node in nodes}
     for pod in pods:
         if not pod.node_name or is_terminal_pod(pod) or pod.node_name not in usage:
             continue
         used = usage[pod.node_name]
-        for name, amount in pod_requests(pod).items():
-            used[name] = used.get(name, 0) + to_int(name, amount)
+        for name, amount in cache.requests(pod).items():
+            used[name] = used.get(name, 0) + amount
         used[RESOURCE_PODS] = used.get(RESOURCE_PODS, 0) + 1
     return usage
 
@@ -49,9 +78,12 @@ def allocatable(node: Node) -> dict[str, int]:
     return {name: to_int(name, q.amount) for name, q in node.allocatable.items()}
 
 
-def resource_figures(nodes: Sequence[Node], pods: Iterable[Pod]) -> dict[str, dict[str, Any]]:
-    usage = node_usage(nodes, pods)
-    alloc = {node.name: allocatable(node) for node in nodes}
+def resource_figures(
+    nodes: Sequence[Node], pods: Iterable[Pod], cache: AmountCache | None = None
+) -> dict[str, dict[str, Any]]:
+    cache = cache or AmountCache()
+    usage = node_usage(nodes, pods, cache)
+    alloc = {node.name: cache.allocatable(node) for node in nodes}
     names = sorted({name for a in alloc.values() for name in a})
     figures: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -90,6 +122,7 @@ def step_figures(
     pods: Sequence[Pod],
     events: Sequence[dict[str, Any]],
     attempts: dict[str, int],
+    cache: AmountCache | None = None,
 ) -> dict[str, Any]:
     live = [pod for pod in pods if not is_terminal_pod(pod)]
     pending = [pod for pod in live if not pod.node_name]
@@ -102,22 +135,25 @@ def step_figures(
         "unschedulable": sum(1 for pod in pending if is_unschedulable(pod)),
         "bindings": sum(1 for e in events if "podScheduled" in e),
         "preemptions": sum(1 for e in events if e.get("delete", {}).get("preemption")),
-        "resources": resource_figures(nodes, live),
+        "resources": resource_figures(nodes, live, cache),
         "attempts": dict(sorted(attempts.items())),
     }
 
 
-def node_cards(nodes: Sequence[Node], pods: Sequence[Pod]) -> list[dict[str, Any]]:
+def node_cards(
+    nodes: Sequence[Node], pods: Sequence[Pod], cache: AmountCache | None = None
+) -> list[dict[str, Any]]:
     """The nodes as the page draws them at a step: cordon, taints, pods, share of each
     resource."""
-    usage = node_usage(nodes, pods)
+    cache = cache or AmountCache()
+    usage = node_usage(nodes, pods, cache)
     on_node: dict[str, list[str]] = {node.name: [] for node in nodes}
     for pod in pods:
         if pod.node_name in on_node and not is_terminal_pod(pod):
             on_node[pod.node_name].append(pod.key)
     cards = []
     for node in sorted(nodes, key=lambda n: n.name):
-        alloc = allocatable(node)
+        alloc = cache.allocatable(node)
         cards.append(
             {
                 "name": node.name,

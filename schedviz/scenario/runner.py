@@ -33,7 +33,7 @@ from schedviz.kube.decode import decode_object, kind_info
 from schedviz.kube.errors import InvalidObjectError
 from schedviz.kube.load import Manifests
 from schedviz.kube.objects import KubeObject, Node, Pod, PriorityClass
-from schedviz.scenario.figures import node_cards, step_figures
+from schedviz.scenario.figures import AmountCache, node_cards, step_figures
 from schedviz.scenario.manifests import current_manifest, kind_of, pod_update_error
 from schedviz.scenario.patch import MERGE, PatchError, apply_patch
 from schedviz.scenario.spec import CREATE, DELETE, DONE, PATCH, Operation, Scenario
@@ -246,6 +246,7 @@ class _Runner:
         self.store.watch(self.recorder, first=True)
         self.run = ScenarioRun(scenario, simulation, seed, self.recorder.timeline)
         self._events_seen = 0
+        self._amounts = AmountCache()
 
     def execute(self, keep_cards: bool, progress: Progress | None) -> ScenarioRun:
         done = False
@@ -292,10 +293,11 @@ class _Runner:
                 pods=pods,
                 events=self.recorder.events,
                 attempts=dict(attempts),
+                cache=self._amounts,
             )
         )
         if keep_cards:
-            self.run.cards.append(node_cards(nodes, pods))
+            self.run.cards.append(node_cards(nodes, pods, self._amounts))
         self.run.last_step = {"major": major, "minor": max(self.recorder.minor - 1, 0)}
 
     def _run_until(self, when: float) -> None:
