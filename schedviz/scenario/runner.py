@@ -266,7 +266,7 @@ class _Runner:
                 self.run.step_phase = STEP_OPERATING
                 self._close_step(major, keep_cards)
                 return self.run
-            if major == self.scenario.steps()[-1] and self.scenario.until is not None:
+            if major == steps[-1] and self.scenario.until is not None:
                 self._run_until(self.scenario.until)
             else:
                 self.simulation.run(self.max_cycles)
