@@ -233,7 +233,9 @@ class ScenarioRun:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.document(), indent=1, ensure_ascii=False) + "\n"
+        """The document as one line of compact JSON (json's C encoder: a run of 20,000 pods
+        prints in seconds, where indenting takes the pure-Python encoder and its memory)."""
+        return json.dumps(self.document(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 class _Runner:

@@ -99,7 +99,7 @@ class Command(BaseCommand):
         if len(runs) > 1:
             comparison = compare_runs([Variant(name, run.document()) for name, run in runs])
             if options["output"] == "json":
-                self.stdout.write(json.dumps(comparison, indent=1, ensure_ascii=False))
+                self.stdout.write(json.dumps(comparison, ensure_ascii=False, separators=(",", ":")))
             else:
                 self.stdout.write(render_comparison(comparison), ending="")
         else:
