@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import screenshot_widths
 from test_browser_dashboard import _new_cluster, _still_the_same_document
 
 pytestmark = pytest.mark.browser
@@ -29,10 +30,12 @@ def test_a_scenario_runs_and_its_steps_are_scrubbed_with_the_slider(dashboard_pa
     page.locator("#step-slider").fill("3")
     page.locator('#scenario-step[data-step="3"]').wait_for()
     assert _still_the_same_document(page)
+    assert page.locator('.step-links a[aria-current="step"]').inner_text() == "3"
     preempted = page.locator("#scenario-step tr.preemption")
     assert "delete Pod default/low-1" in preempted.inner_text()
     cards = page.locator("#scenario-step .node-card")
     assert cards.count() == 1 and "default/web-2" in cards.first.inner_text()
+    screenshot_widths(page, "scenario-run")
     page.get_by_role("link", name="cycle 5").click()
     page.wait_for_url("**/cycles/5/")
     assert "web-2" in page.locator("main").inner_text()
