@@ -39,7 +39,7 @@ profiles:
 
 class CompareForm(forms.Form):
     source = forms.ChoiceField(
-        choices=CompareRun.Source.choices,
+        choices=[c for c in CompareRun.Source.choices if c[0] != CompareRun.Source.SCENARIO],
         initial=CompareRun.Source.CLUSTER,
         widget=forms.RadioSelect,
     )
@@ -207,7 +207,10 @@ def _run_context(run: CompareRun) -> dict[str, Any]:
 
 @require_http_methods(["GET", "HEAD"])
 def compare_run(request: HttpRequest, run_id: int) -> HttpResponse:
-    return render(request, RUN, _run_context(_run(request, run_id)))
+    run = _run(request, run_id)
+    if run.source == CompareRun.Source.SCENARIO:
+        return redirect(reverse("webui:scenario_run", kwargs={"run_id": run.id}))
+    return render(request, RUN, _run_context(run))
 
 
 @require_http_methods(["GET", "HEAD"])

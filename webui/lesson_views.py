@@ -18,6 +18,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from schedviz.cluster import lessons, predictions
 from schedviz.cluster.services import ObjectNotFound, ServiceError
+from schedviz.compare import scenarios
 from webui import access
 from webui.limits import limit_page_writes
 from webui.prediction_panel import PREDICT_TEMPLATE, UNSCHEDULABLE_CHOICE, predict_context
@@ -66,6 +67,7 @@ def lesson_detail(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "lesson": lesson.info,
         "manifests": lesson.manifests,
+        "scenario": lesson.scenario,
         "form": LessonLoadForm(initial={"paused": True}),
     }
     return render(request, LESSON, context)
@@ -87,6 +89,27 @@ def lesson_load(request: HttpRequest, slug: str) -> HttpResponse:
     access.remember_made(request.session, cluster)
     messages.success(request, f"Lesson “{lesson.info.title}” loaded into cluster {cluster.name}.")
     return redirect(_dashboard_url(cluster))
+
+
+@require_POST
+@limit_page_writes
+def lesson_scenario(request: HttpRequest, slug: str) -> HttpResponse:
+    """The lesson over time: its cluster loaded (paused) and its scenario run from an empty
+    cluster under that cluster's configuration; the scenario's page."""
+    lesson = _lesson(slug)
+    if not lesson.scenario:
+        raise Http404("the lesson has no scenario")
+    try:
+        cluster = lessons.lesson_load(slug=slug, owner=_owner(request), paused=True)
+        run = scenarios.scenario_run_create(
+            cluster=cluster, scenario=lesson.scenario, created_by=_owner(request)
+        )
+    except ServiceError as error:
+        for message in error.errors:
+            messages.error(request, message)
+        return redirect("webui:lesson", slug=slug)
+    access.remember_made(request.session, cluster)
+    return redirect("webui:scenario_run", run_id=run.id)
 
 
 @require_POST

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", include("webui.dashboard_urls")),
     path("", include("webui.trace_urls")),
     path("", include("webui.compare_urls")),
+    path("", include("webui.scenario_urls")),
     path("", include("webui.lesson_urls")),
     path("", include("webui.share_urls")),
     path("", include("webui.review_urls")),

@@ -4,7 +4,8 @@ Embedded mode (no REDIS_URL, Celery tasks eager): one daemon thread per variant,
 that created the run returns at once (like the runners of ``worker.dispatch``). Distributed
 mode: one Celery task ``worker.tasks.run_compare_variant`` per variant, fanned out over the
 workers. ``execute_variant`` is what either runs: it claims the variant, schedules the workload
-in virtual time (``schedviz.compare.engine``) writing progress now and then, and stores the
+in virtual time (``schedviz.compare.engine``; a scenario run's variant runs its scenario,
+``schedviz.compare.scenarios``) writing progress now and then, and stores the
 result, or the error when the run crashed.
 """
 
@@ -18,8 +19,8 @@ import threading
 from django.conf import settings
 from django.db import connection
 
-from schedviz.compare import engine, services
-from schedviz.compare.models import CompareVariant
+from schedviz.compare import engine, scenarios, services
+from schedviz.compare.models import CompareRun, CompareVariant
 
 logger = logging.getLogger(__name__)
 
@@ -93,14 +94,17 @@ def execute_variant(variant_id: int) -> str:
             raise _Superseded  # another execution took the variant over, or it was deleted
 
     try:
-        result = engine.run_variant(
-            variant.run.manifests,
-            variant.configuration,
-            scheduler_name=variant.profile,
-            seed=variant.run.seed,
-            progress=progress,
-            extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
-        )
+        if variant.run.source == CompareRun.Source.SCENARIO:
+            result = scenarios.run_scenario_variant(variant, progress=progress)
+        else:
+            result = engine.run_variant(
+                variant.run.manifests,
+                variant.configuration,
+                scheduler_name=variant.profile,
+                seed=variant.run.seed,
+                progress=progress,
+                extender_allowed_hosts=settings.SCHEDVIZ_EXTENDER_ALLOWED_HOSTS,
+            )
     except _Superseded:
         return SUPERSEDED
     except Exception as error:

@@ -1,14 +1,15 @@
 """The built-in lessons: small clusters that each show one thing the scheduler does.
 
-A lesson is a folder ``schedviz/lessons/<slug>/`` with ``lesson.yaml`` and ``manifests.yaml``
-(the objects, maybe a KubeSchedulerConfiguration). ``lesson.yaml`` holds the title, summary,
-teaches, the explanation (how the scheduler works here, never what will happen), things to try,
-and the lesson's **steps**: one per scheduling cycle the lesson's cluster runs, in the order it
-runs them, each with its claims as data (``expect``: the result, the node, the tie if there is
-one, the nodes rejected and why, totals, raw scores, the nomination and its victims) and the text
-that tells and explains it (``reveal``, shown once that cycle has run). ``end`` says which pods
-stay Pending and what the lesson taught. ``claims_problems`` compares every claim with the traces
-of a run (tests/lessons run each lesson through the engine and through the app's runner).
+A lesson is a folder ``schedviz/lessons/<slug>/`` with ``lesson.yaml`` and ``manifests.yaml`` (the
+objects, maybe a KubeSchedulerConfiguration), and maybe ``scenario.yaml``: the lesson over time, a
+Scenario run from an empty cluster (docs/scenarios.md). ``lesson.yaml`` holds the title, summary,
+teaches, the explanation (how the scheduler works here, never what will happen), things to try, and
+the lesson's **steps**: one per scheduling cycle the lesson's cluster runs, in the order it runs
+them, each with its claims as data (``expect``: the result, the node, the tie if there is one, the
+nodes rejected and why, totals, raw scores, the nomination and its victims) and the text that tells
+and explains it (``reveal``, shown once that cycle has run). ``end`` says which pods stay Pending
+and what the lesson taught. ``claims_problems`` compares every claim with the traces of a run
+(tests/lessons run each lesson through the engine and through the app's runner).
 
 Loading a lesson makes a new cluster named after it, in virtual time, with the manifests applied
 through ``services.manifests_apply``; the cluster remembers the lesson (``Cluster.lesson``), so
@@ -39,6 +40,7 @@ from schedviz.kube.load import load_manifests
 
 LESSON_FILE = "lesson.yaml"
 MANIFESTS_FILE = "manifests.yaml"
+SCENARIO_FILE = "scenario.yaml"
 # A configuration without profiles: applied, it leaves the cluster on the default profile.
 DEFAULT_CONFIGURATION = (
     "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -123,6 +125,8 @@ class LessonInfo:
 class Lesson:
     info: LessonInfo
     manifests: str
+    # The lesson over time, as a Scenario (``scenario.yaml``, docs/scenarios.md); "" without.
+    scenario: str = ""
 
 
 def _lessons_dir() -> Traversable:
@@ -190,9 +194,11 @@ def lesson_get(slug: str) -> Lesson:
     folder = _lessons_dir().joinpath(slug)
     if "/" in slug or slug.startswith(".") or not folder.joinpath(LESSON_FILE).is_file():
         raise ObjectNotFound([f"lessons {go_quote(slug)} not found"])
+    scenario = folder.joinpath(SCENARIO_FILE)
     return Lesson(
         info=_info(slug, folder),
         manifests=folder.joinpath(MANIFESTS_FILE).read_text(encoding="utf-8"),
+        scenario=scenario.read_text(encoding="utf-8") if scenario.is_file() else "",
     )
 
 

@@ -1,7 +1,8 @@
 """A comparison run: a frozen workload, and one row per variant with its progress and result.
 
-The workload is copied when the run is created (the cluster may change afterwards); each
-variant keeps the KubeSchedulerConfiguration v1 document it runs. No business logic here:
+The workload is copied when the run is created (the cluster may change afterwards), or the
+scenario its variants run from an empty cluster (``schedviz.compare.scenarios``); each variant
+keeps the KubeSchedulerConfiguration v1 document it runs. No business logic here:
 writes go through ``schedviz.compare.services``, reads through ``schedviz.compare.selectors``.
 """
 
@@ -17,6 +18,7 @@ class CompareRun(models.Model):
     class Source(models.TextChoices):
         CLUSTER = "cluster", "The cluster's objects"
         MANIFESTS = "manifests", "Pasted manifests"
+        SCENARIO = "scenario", "A scenario over time"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="compare_runs")
     created_by = models.ForeignKey(
@@ -26,6 +28,8 @@ class CompareRun(models.Model):
     seed = models.BigIntegerField(default=0)
     # The workload's objects, as manifests, in the order they are listed to the scheduler.
     manifests = models.JSONField(default=list)
+    # A scenario run (source "scenario"): the Scenario document (docs/scenarios.md).
+    scenario = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

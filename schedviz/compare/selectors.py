@@ -10,7 +10,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from schedviz.cluster import selectors as cluster_selectors
 from schedviz.cluster.models import Cluster
 from schedviz.cluster.services import ObjectNotFound, scheduler_config_document
-from schedviz.compare import engine, results
+from schedviz.compare import engine, results, scenarios
 from schedviz.compare.models import CompareRun, CompareVariant
 from schedviz.kube.errors import go_quote
 
@@ -46,6 +46,8 @@ class RunState:
     # The comparison of the variants that succeeded, once none is still running and at least
     # two succeeded.
     comparison: results.Comparison | None
+    # A scenario run's: where its succeeded variants part (schedviz.scenario.compare).
+    scenario_comparison: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -72,6 +74,15 @@ class RunState:
                 for v in self.variants
             ],
             "comparison": self.comparison.to_json() if self.comparison is not None else None,
+            **(self._scenario_json() if self.run.source == CompareRun.Source.SCENARIO else {}),
+        }
+
+    def _scenario_json(self) -> dict[str, Any]:
+        """A scenario run's scenario, each finished variant's result, and the comparison."""
+        return {
+            "scenario": self.run.scenario,
+            "results": {v.name: v.result for v in self.variants if v.result is not None},
+            "scenarioComparison": self.scenario_comparison,
         }
 
 
@@ -87,6 +98,10 @@ def compare_run_state(*, run: CompareRun, with_results: bool = True) -> RunState
     status = _status(variants)
     comparison = None
     succeeded = [v for v in variants if v.status == CompareVariant.Status.SUCCEEDED]
+    if run.source == CompareRun.Source.SCENARIO:
+        finished = with_results and status != RUNNING
+        scenario_comparison = scenarios.scenario_comparison(variants) if finished else None
+        return RunState(run, variants, status, None, scenario_comparison)
     if with_results and status != RUNNING and len(succeeded) >= 2:
         comparison = results.compare(
             [results.VariantResult.from_json(v.name, v.result or {}) for v in succeeded]

@@ -276,8 +276,9 @@ def compare_run_create(
         base = scheduler_config_document(cluster=cluster)
     elif source == CompareRun.Source.MANIFESTS:
         workload, base = _pasted_workload(manifests)
-    else:
-        supported = ", ".join(go_quote(s) for s in CompareRun.Source.values)
+    else:  # a scenario run is made by schedviz.compare.scenarios.scenario_run_create
+        sources = (CompareRun.Source.CLUSTER, CompareRun.Source.MANIFESTS)
+        supported = ", ".join(go_quote(s) for s in sources)
         raise ServiceError(
             [f"source: Unsupported value: {go_quote(source)}: supported values: {supported}"]
         )

@@ -331,6 +331,12 @@ def _split_documents(
         ) from None
 
 
+def read_documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
+    """(position from 1, parsed document) for every document of ``text``, read as the manifests
+    are (the same bounds on hostile YAML); raises DocumentError on syntax."""
+    return _split_documents(text, source)
+
+
 def _objects_in(document: Any) -> int:
     """How many objects a document holds: a List's items, else itself."""
     if isinstance(document, dict) and isinstance(document.get("items"), list):

@@ -116,8 +116,13 @@ class ClusterStore:
 
     # ------------------------------------------------------------------ watch
 
-    def watch(self, watcher: Watcher) -> None:
-        self._watchers.append(watcher)
+    def watch(self, watcher: Watcher, *, first: bool = False) -> None:
+        """``first``: the watcher hears each write before those already watching, so before
+        any reaction to it (a recorder that keeps writes in the order they were made)."""
+        if first:
+            self._watchers.insert(0, watcher)
+        else:
+            self._watchers.append(watcher)
 
     def on_settled(self, callback: Callable[[], None]) -> None:
         """Calls ``callback`` after each write once every watcher has heard of it (and of the

@@ -93,3 +93,17 @@ def test_a_pod_turning_terminal_leaves_the_cache_and_frees_its_node() -> None:
     scheduler.run_until_idle(clock.set)
     bound = store.get("Pod", pending.key)
     assert bound.node_name == "n1"
+
+
+def test_a_watcher_added_first_hears_each_write_before_the_reactions_to_it() -> None:
+    store = ClusterStore()
+    heard: list[tuple[str, str]] = []
+
+    def react(event_type: str, old: object, new: object) -> None:
+        if event_type == ADDED and getattr(new, "name", "") == "a":
+            store.apply(make_pod().name("reaction").obj())
+
+    store.watch(react)
+    store.watch(lambda t, old, new: heard.append((t, (new or old).name)), first=True)
+    store.apply(make_pod().name("a").obj())
+    assert heard == [(ADDED, "a"), (ADDED, "reaction")]
