@@ -40,6 +40,7 @@ from schedviz.scenario.spec import CREATE, DELETE, DONE, PATCH, Operation, Scena
 from schedviz.scheduler.apis.config.types import KubeSchedulerConfiguration
 from schedviz.scheduler.framework.runtime.registry import Registry
 from schedviz.scheduler.preemption import CONDITION_DISRUPTION_TARGET
+from schedviz.scheduler.preemption import REASON_PREEMPTION_BY_SCHEDULER as REASON_PREEMPTION
 from schedviz.scheduler.store import ADDED, DELETED, ClusterStore, NotFoundError
 from schedviz.simulation.simulator import Simulation, admitted_objects, new_simulation
 
@@ -132,9 +133,11 @@ class Recorder:
             delete: dict[str, Any] = {
                 "operation": {"typeMeta": type_meta, "objectMeta": object_meta}
             }
-            preemption = _preemption(old)
-            if preemption is not None:
-                delete["preemption"] = preemption
+            disruption = _disruption(old)
+            if disruption is not None:
+                # A preemption's victim, or another disruption (PodGC's, a taint's eviction).
+                key = "preemption" if disruption["reason"] == REASON_PREEMPTION else "disruption"
+                delete[key] = disruption
             self.add({"delete": delete})
         elif isinstance(new, Pod) and new.node_name and not old.node_name:
             self.add({"podScheduled": self._binding(new)})
@@ -171,7 +174,8 @@ class Recorder:
         }
 
 
-def _preemption(old: Any) -> dict[str, str] | None:
+def _disruption(old: Any) -> dict[str, str] | None:
+    """The pod's DisruptionTarget condition: why it is deleted."""
     if not isinstance(old, Pod):
         return None
     for condition in old.conditions:

@@ -77,6 +77,8 @@ def describe_event(event: dict[str, Any]) -> str:
         line = f"{verb} {kind} {name}"
         if verb == "delete" and body.get("preemption"):
             line += f" (preempted: {body['preemption']['message']})"
+        elif verb == "delete" and body.get("disruption"):
+            line += f" ({body['disruption']['reason']}: {body['disruption']['message']})"
         elif verb == "patch":
             line += f" {operation.get('patch', '')}"
         return line
