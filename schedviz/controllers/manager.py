@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from schedviz.controllers.controller_utils import (
+    InvalidSpecError,
     Times,
     controller_ref,
     is_pod_active,
@@ -283,7 +284,10 @@ class ControllerManager:
             while self._queue:
                 controller, key = next(iter(self._queue))
                 del self._queue[controller, key]
-                self.controllers[controller].sync(key)
+                try:
+                    self.controllers[controller].sync(key)
+                except InvalidSpecError:
+                    continue  # the sync fails as upstream's does; the object stays as it is
         finally:
             self._draining = False
 
