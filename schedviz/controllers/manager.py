@@ -31,7 +31,10 @@ from schedviz.controllers.controller_utils import (
     controller_ref,
     is_pod_active,
     is_pod_ready,
+    owner_reference,
+    selector_matches,
 )
+from schedviz.kube.errors import ManifestError
 from schedviz.kube.names import NameGenerator
 from schedviz.kube.objects import KubeObject, OwnerReference, Pod, Workload
 from schedviz.scheduler.store import DELETED, ClusterStore
@@ -130,8 +133,6 @@ class ControllerContext:
         """The API's create: pods go through admission; None when admission refuses (the
         controller's FailedCreate: it tries again on its next sync)."""
         if isinstance(obj, Pod) and self.admit is not None:
-            from schedviz.kube.errors import ManifestError
-
             try:
                 (obj,) = self.admit([obj])
             except ManifestError:
@@ -311,8 +312,6 @@ def claim_orphans(
 ) -> None:
     """ClaimPods' adoption: each pod of the owner's namespace with no controller whose labels
     the owner's selector matches gets the owner as its controller."""
-    from schedviz.controllers.controller_utils import owner_reference, selector_matches
-
     for pod in ctx.objects("Pod", owner.namespace):
         if controller_ref(pod) is not None or pod.deletion_timestamp is not None:
             continue
@@ -326,8 +325,6 @@ def claim_orphans(
 def orphan_owners(ctx: ControllerContext, kind: str, pod: Any) -> list[str]:
     """The keys of the ``kind`` workloads an orphan pod's labels match (getPodReplicaSets and
     the like), for adoption."""
-    from schedviz.controllers.controller_utils import selector_matches
-
     if not isinstance(pod, Pod) or controller_ref(pod) is not None:
         return []
     return [
