@@ -261,7 +261,12 @@ def filter_active_replica_sets(replica_sets: Iterable[W | None]) -> list[W]:
 # intstr
 
 
-def scaled_value(value: int | str | None, total: int, round_up: bool, default: str) -> int:
+class InvalidSpecError(ValueError):
+    """A field the controller cannot use (its sync fails and changes nothing, as upstream's
+    returns the error)."""
+
+
+def scaled_value(value: int | str | None, total: int, round_up: bool, default: int | str) -> int:
     """GetScaledValueFromIntOrPercent over IntOrStringValueOrDefault: an int as it is, a
     percentage of ``total`` rounded up or down."""
     if value is None:
@@ -269,10 +274,9 @@ def scaled_value(value: int | str | None, total: int, round_up: bool, default: s
     if isinstance(value, int):
         return value
     text = str(value)
-    if not text.endswith("%"):
-        raise ValueError("invalid value for IntOrString: invalid type: string is not a percentage")
-    percent = int(text[:-1])
-    scaled = percent * total / 100
+    if not text.endswith("%") or not text[:-1].isdigit():
+        raise InvalidSpecError(f"invalid value for IntOrString: invalid value {text!r}")
+    scaled = int(text[:-1]) * total / 100
     return math.ceil(scaled) if round_up else math.floor(scaled)
 
 

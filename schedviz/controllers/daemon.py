@@ -10,9 +10,11 @@ the sets a node concerns. Its pods carry ``controller-revision-hash`` and
 ``pod-template-generation`` and are pinned to their node by required node affinity
 (``workloads.daemon_pod``). Orphans the selector matches are adopted.
 
-Deliberately different: the pods of a node deleted while bound are left to the pod garbage
-collector (as upstream); no rolling update of existing pods on a template change (new pods get
-the new revision, as with ``OnDelete``); no failed-pod backoff (a failed daemon pod is replaced
+A template change rolls out as ``RollingUpdate`` without surge does (the default): old pods
+deleted up to maxUnavailable (1 by default) at a time, the next made by the manage pass;
+``OnDelete`` leaves them. The pods of a node deleted while bound are left to the pod garbage
+collector (as upstream). Deliberately different: no surging update (maxSurge above 0 updates
+nothing), no failed-pod backoff (a failed daemon pod is replaced
 at once, on the sync after its deletion).
 """
 
@@ -25,14 +27,20 @@ from schedviz.controllers.controller_utils import (
     controller_ref,
     is_binding,
     is_pod_active,
+    is_pod_ready,
     pod_event_matters,
+    scaled_value,
 )
 from schedviz.controllers.manager import ControllerContext, claim_orphans, orphan_owners
 from schedviz.controllers.workloads import (
+    CONTROLLER_REVISION_HASH_LABEL,
     OBJECT_NAME_FIELD,
+    POD_TEMPLATE_GENERATION_LABEL,
     daemon_pod,
     daemon_template_pod,
     node_should_run_daemon_pod,
+    revision_hash,
+    template_generation,
 )
 from schedviz.kube.objects import POD_FAILED, POD_SUCCEEDED, DaemonSet, Node, Pod
 
@@ -58,12 +66,17 @@ def target_node_name(pod: Pod) -> str:
     return ""
 
 
+ROLLING_UPDATE = "RollingUpdate"
+
+
 class DaemonSetController:
     name = "daemonset"
 
     def __init__(self, ctx: ControllerContext) -> None:
         self.ctx = ctx
         self._adopt: set[str] = set()
+        self._given: dict[str, str] = {}  # each set's revision when first seen
+        self._rolling: set[str] = set()  # sets with old pods left to replace
 
     def keys_for(self, event_type: str, old: Any, new: Any) -> Iterable[str]:
         obj = new if new is not None else old
@@ -76,9 +89,10 @@ class DaemonSetController:
             return []
         ref = controller_ref(obj)
         if ref is not None:
-            if ref.kind != "DaemonSet" or is_binding(old, new):
-                return []  # a binding changes nothing for the set
-            return [f"{obj.namespace}/{ref.name}"]
+            key = f"{obj.namespace}/{ref.name}"
+            if ref.kind != "DaemonSet" or (key not in self._rolling and is_binding(old, new)):
+                return []  # a binding matters only to a rolling update
+            return [key]
         if event_type == "DELETED":
             return []
         keys = orphan_owners(self.ctx, "DaemonSet", obj)
@@ -115,6 +129,10 @@ class DaemonSetController:
                 by_node.setdefault(target_node_name(pod), []).append(pod)
         nodes = ctx.objects("Node")
         template = daemon_template_pod(ds)
+
+        def should_run_on(node: Node) -> bool:
+            return node_should_run_daemon_pod(ds, template, node)[0]
+
         to_create: list[str] = []
         to_delete: list[Pod] = []
         for node in nodes:
@@ -143,3 +161,58 @@ class DaemonSetController:
             ctx.delete("Pod", pod.key)
         for node_name in to_create:
             ctx.create(daemon_pod(ds, node_name, ctx.names))
+        self.rolling_update(ds, desired=sum(1 for node in nodes if should_run_on(node)))
+
+    def rolling_update(self, ds: DaemonSet, desired: int) -> None:
+        """rollingUpdate without surge: the old pods deleted, as many at a time as
+        maxUnavailable allows (unavailable new pods and nodes the manage pass is still fixing
+        counting against it); the manage pass of the next sync makes the new ones."""
+        strategy = ds.manifest.get("spec", {}).get("updateStrategy") or {}
+        if strategy.get("type", ROLLING_UPDATE) != ROLLING_UPDATE:
+            return
+        rolling = strategy.get("rollingUpdate") or {}
+        max_unavailable = scaled_value(rolling.get("maxUnavailable"), desired, True, 1)
+        max_surge = scaled_value(rolling.get("maxSurge"), desired, True, 0)
+        if max_surge:
+            return  # surging updates are not modelled
+        if desired > 0 and max_unavailable == 0:
+            max_unavailable = 1
+        revision = revision_hash(ds.template)
+        # A set as given (a dump) keeps its template until changed here: its pods, labelled
+        # by the real controller's hash, are up to date by their template generation.
+        as_given = self._given.setdefault(ds.uid, revision) == revision
+        generation = str(template_generation(ds))
+
+        def updated(pod: Pod) -> bool:
+            return pod.labels.get(CONTROLLER_REVISION_HASH_LABEL) == revision or (
+                as_given and pod.labels.get(POD_TEMPLATE_GENERATION_LABEL) == generation
+            )
+
+        by_node: dict[str, list[Pod]] = {}
+        for pod in self.ctx.owned_pods(ds.uid):
+            if pod.deletion_timestamp is None and is_pod_active(pod):
+                by_node.setdefault(target_node_name(pod), []).append(pod)
+        unavailable = 0
+        replace: list[Pod] = []
+        candidates: list[Pod] = []
+        for node in self.ctx.objects("Node"):
+            pods = by_node.get(node.name)
+            if not pods:
+                continue
+            new = [p for p in pods if updated(p)]
+            old = [p for p in pods if p not in new]
+            if len(new) > 1 or len(old) > 1 or (new and old):
+                unavailable += 1  # findUpdatedPodsOnNode's !ok, or both: manage's to fix
+            elif new:
+                unavailable += 0 if is_pod_ready(new[0]) else 1
+            elif not is_pod_ready(old[0]):
+                replace.append(old[0])
+            elif unavailable < max_unavailable:
+                candidates.append(old[0])
+        if replace or candidates or unavailable:
+            self._rolling.add(ds.key)
+        else:
+            self._rolling.discard(ds.key)
+        room = max(0, min(max_unavailable - unavailable, len(candidates)))
+        for pod in [*replace, *candidates[:room]]:
+            self.ctx.delete("Pod", pod.key)

@@ -26,10 +26,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from schedviz.controllers.controller_utils import (
+    InvalidSpecError,
     Times,
     controller_ref,
     is_pod_active,
     is_pod_ready,
+    owner_reference,
+    selector_matches,
 )
 from schedviz.kube.names import NameGenerator
 from schedviz.kube.objects import KubeObject, OwnerReference, Pod, Workload
@@ -282,7 +285,10 @@ class ControllerManager:
             while self._queue:
                 controller, key = next(iter(self._queue))
                 del self._queue[controller, key]
-                self.controllers[controller].sync(key)
+                try:
+                    self.controllers[controller].sync(key)
+                except InvalidSpecError:
+                    continue  # the sync fails as upstream's does; the object stays as it is
         finally:
             self._draining = False
 
@@ -306,8 +312,6 @@ def claim_orphans(
 ) -> None:
     """ClaimPods' adoption: each pod of the owner's namespace with no controller whose labels
     the owner's selector matches gets the owner as its controller."""
-    from schedviz.controllers.controller_utils import owner_reference, selector_matches
-
     for pod in ctx.objects("Pod", owner.namespace):
         if controller_ref(pod) is not None or pod.deletion_timestamp is not None:
             continue
@@ -321,8 +325,6 @@ def claim_orphans(
 def orphan_owners(ctx: ControllerContext, kind: str, pod: Any) -> list[str]:
     """The keys of the ``kind`` workloads an orphan pod's labels match (getPodReplicaSets and
     the like), for adoption."""
-    from schedviz.controllers.controller_utils import selector_matches
-
     if not isinstance(pod, Pod) or controller_ref(pod) is not None:
         return []
     return [

@@ -9,10 +9,13 @@ stateful_set_utils.go (``newVersionedStatefulSetPod``: identity labels, hostname
 ``controller-revision-hash``; ``getPersistentVolumeClaims``: a claim per template, created
 when missing and never deleted, the Retain policy) and the pods' ``ClaimPods`` adoption.
 
-A pod is running and ready once bound (``controller_utils``). Deliberately different: no
-rolling update of the pods when the template changes (new pods get the new revision, existing
-ones stay, as with ``OnDelete``); no ControllerRevision objects, minReadySeconds,
-persistentVolumeClaimRetentionPolicy other than Retain.
+A template change rolls out as ``RollingUpdate`` does (the default; ``partition`` kept): from
+the highest ordinal down, one pod at a time once the ones above are healthy, deleted and made
+again at the new revision; ``OnDelete`` leaves the pods. A pod is running and ready once bound
+(``controller_utils``). Deliberately different: no ControllerRevision objects, so a pod made
+again during a rollout below the partition (or under OnDelete) gets the set's current template,
+not the older revision; no minReadySeconds, maxUnavailable, persistentVolumeClaimRetentionPolicy
+other than Retain.
 """
 
 from __future__ import annotations
@@ -29,10 +32,16 @@ from schedviz.controllers.controller_utils import (
     pod_event_matters,
 )
 from schedviz.controllers.manager import ControllerContext, claim_orphans, orphan_owners
-from schedviz.controllers.workloads import stateful_set_claims, stateful_set_pod
+from schedviz.controllers.workloads import (
+    CONTROLLER_REVISION_HASH_LABEL,
+    stateful_set_claims,
+    stateful_set_pod,
+    stateful_set_revision,
+)
 from schedviz.kube.objects import Pod, StatefulSet
 
 ORDERED_READY = "OrderedReady"
+ROLLING_UPDATE = "RollingUpdate"
 
 
 def ordinal_start(sts: StatefulSet) -> int:
@@ -55,6 +64,8 @@ class StatefulSetController:
     def __init__(self, ctx: ControllerContext) -> None:
         self.ctx = ctx
         self._adopt: set[str] = set()
+        self._rolling: set[str] = set()  # sets whose rolling update is under way
+        self._given: dict[str, str] = {}  # each set's revision when first seen
 
     def keys_for(self, event_type: str, old: Any, new: Any) -> Iterable[str]:
         obj = new if new is not None else old
@@ -70,8 +81,8 @@ class StatefulSetController:
             key = f"{obj.namespace}/{ref.name}"
             sts = self.ctx.get("StatefulSet", key)
             parallel = isinstance(sts, StatefulSet) and sts.pod_management_policy != ORDERED_READY
-            if parallel and is_binding(old, new):
-                return []  # only OrderedReady waits for a pod to run
+            if parallel and key not in self._rolling and is_binding(old, new):
+                return []  # only OrderedReady and a rollout wait for a pod to run
             return [key]
         if event_type == "DELETED":
             return []
@@ -135,6 +146,39 @@ class StatefulSetController:
             ctx.delete("Pod", pod.key)
             if monotonic:
                 return
+        self._rolling_update(sts, replicas)
+
+    def _rolling_update(self, sts: StatefulSet, replicas: dict[int, Pod]) -> None:
+        """RollingUpdate (the default strategy): from the highest ordinal down to the
+        partition, the first pod not at the set's current revision is deleted (and made again
+        at it by the next sync), one at a time, each only once the ones above are healthy."""
+        strategy = sts.manifest.get("spec", {}).get("updateStrategy") or {}
+        if strategy.get("type", ROLLING_UPDATE) != ROLLING_UPDATE:
+            return
+        partition = (strategy.get("rollingUpdate") or {}).get("partition") or 0
+        revision = stateful_set_revision(sts)
+        current = {revision}
+        if self._given.setdefault(sts.uid, revision) == revision:
+            # A set as given (a dump) keeps its template until changed here: its pods carry
+            # the real controller's revision names, its status says which is the update one.
+            given = sts.manifest.get("status", {}).get("updateRevision")
+            if not isinstance(given, str) or not given:
+                return
+            current.add(given)
+        start = ordinal_start(sts)
+        self._rolling.add(sts.key)
+        for ordinal in range(start + sts.replicas - 1, start + partition - 1, -1):
+            pod = replicas.get(ordinal)
+            if pod is None:
+                return  # made in this sync: not healthy yet
+            if pod.labels.get(CONTROLLER_REVISION_HASH_LABEL) not in current and (
+                pod.deletion_timestamp is None
+            ):
+                self.ctx.delete("Pod", pod.key)
+                return
+            if not _healthy(pod):
+                return
+        self._rolling.discard(sts.key)
 
 
 def _healthy(pod: Pod) -> bool:

@@ -141,8 +141,15 @@ def stateful_set_revision(sts: StatefulSet) -> str:
     return f"{sts.name}-{revision_hash(sts.template)}"
 
 
+TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
+
+
 def template_generation(workload: Workload) -> int:
-    """metadata.generation: 1 on create, as the API server sets it."""
+    """util.GetTemplateGeneration: the ``deprecated.daemonset.template.generation`` annotation
+    the DaemonSet strategy keeps, else metadata.generation (1 on create)."""
+    annotation = workload.annotations.get(TEMPLATE_GENERATION_ANNOTATION, "")
+    if annotation.isdigit():
+        return int(annotation)
     generation = workload.manifest.get("metadata", {}).get("generation")
     return generation if isinstance(generation, int) and generation > 0 else 1
 

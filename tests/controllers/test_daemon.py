@@ -131,3 +131,37 @@ def test_daemon_pods_carry_the_revision_hash_and_template_generation() -> None:
     (pod,) = cluster.pods()
     assert pod.labels[POD_TEMPLATE_GENERATION_LABEL] == "3"
     assert pod.labels[CONTROLLER_REVISION_HASH_LABEL]
+
+
+def test_a_template_change_replaces_the_pods_max_unavailable_at_a_time() -> None:
+    three = "---\n".join(NODE % n for n in ("n1", "n2", "n3"))
+    cluster = start(three + "---\n" + DS % "")
+    cluster.bind_all()
+    old = {p.name for p in cluster.pods()}
+    cluster.apply((DS % "").replace("image: agent", "image: agent:2"))
+    assert len(old - set(cluster.names())) == 1  # maxUnavailable 1
+    assert len(cluster.pods()) == 3  # its node's new pod made at once
+    for _ in range(3):
+        cluster.bind_all()
+    assert not old & set(cluster.names())
+    assert len({p.labels[CONTROLLER_REVISION_HASH_LABEL] for p in cluster.pods()}) == 1
+
+
+DUMPED_DAEMON_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: agent-x
+  labels: {app: agent, controller-revision-hash: 6d4cf56db6, pod-template-generation: "3"}
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: DaemonSet, name: agent, uid: ds-uid, controller: true}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: agent}]
+"""
+
+
+def test_a_dumped_daemon_set_keeps_its_pods_labelled_by_the_real_hash() -> None:
+    dumped = (DS % "").replace("generation: 3}", "generation: 3, uid: ds-uid}")
+    cluster = start(NODE % "n1" + "---\n" + dumped + "---\n" + DUMPED_DAEMON_POD)
+    assert cluster.names() == ["agent-x"]
