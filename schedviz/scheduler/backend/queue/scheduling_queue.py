@@ -168,6 +168,8 @@ class PriorityQueue:
         self._events_of_interest: dict[ClusterEvent, bool] = {}
         self._on_pre_enqueue = on_pre_enqueue
         self._namespace_labels = namespace_labels
+        # The last ``QueuedPodInfo.stamp`` given.
+        self.last_stamp = 0
         # The scheduling cycle of the last move request (kept, unread, as upstream with hints on).
         self.move_request_cycle = -1
         # One per limit asked for (the trace's, the live view's).
@@ -182,7 +184,13 @@ class PriorityQueue:
             pod_info=PodInfo(pod),
             timestamp=self._clock.now(),
             unschedulable_plugins=set(plugins),
+            stamp=self._take_stamp(),
         )
+
+    def _take_stamp(self) -> int:
+        """The next place in the order timestamps were taken (``QueuedPodInfo.stamp``)."""
+        self.last_stamp += 1
+        return self.last_stamp
 
     def add(self, pod: Pod) -> None:
         """A new pending pod (the informer's add event for an unscheduled pod)."""
@@ -267,6 +275,7 @@ class PriorityQueue:
             pinfo.unschedulable_count += 1
             pinfo.consecutive_errors_count = 0
         pinfo.timestamp = self._clock.now()
+        pinfo.stamp = self._take_stamp()
         # The counts and the timestamp changed, so the cached expiry is stale.
         pinfo.backoff_expiration = None
         strategy = self._determine_scheduling_hint_for_in_flight_pod(pinfo)
