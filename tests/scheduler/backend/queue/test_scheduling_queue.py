@@ -1560,6 +1560,8 @@ def test_snapshot_state_is_json_and_in_pop_order() -> None:
         "gated": [],
         "inFlight": [{"pod": "ns2/mpp", "attempts": 1}],
         "inFlightEvents": [],
+        # hpp's failure was its own, not an event's: no move.
+        "moves": [],
     }
 
 
