@@ -446,7 +446,7 @@ QUEUE_NAMES = {
     "gated": "gated (PreEnqueue)",
     "inFlight": "in flight",
     "inFlightEvents": "events seen while in flight",
-    "moves": "moved since the last pop (event, queue, the plugin whose hint said Queue)",
+    "moves": "moved since the last pop",
 }
 
 
