@@ -638,6 +638,10 @@ def requeue_events(*, cluster: Cluster) -> dict[str, list[str]]:
     return _requeue_events_for(json.dumps(document, sort_keys=True))
 
 
+# A move's ``queue`` (upstream's queue names, as it logs them) as the panel names the lists.
+MOVE_DESTINATIONS = {"Active": "activeQ", "Backoff": "backoffQ"}
+
+
 def queue_view(
     *,
     cluster_id: int,
@@ -672,12 +676,18 @@ def queue_view(
     active = [with_url(e) for e in queue.get("activeQ") or []]
     gated = [with_url(e) for e in queue.get("gated") or []]
     in_flight = [with_url(e) for e in queue.get("inFlight") or []]
+    # Older snapshots have no moves.
+    moved = [
+        {**with_url(e), "to": MOVE_DESTINATIONS.get(str(e.get("queue")), str(e.get("queue")))}
+        for e in queue.get("moves") or []
+    ]
     return {
         "active": active,
         "backoff": backoff,
         "unschedulable": unschedulable,
         "gated": gated,
         "in_flight": in_flight,
+        "moved": moved,
         "pending": pending,
         "as_of": as_of,
         "now": now,

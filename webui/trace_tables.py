@@ -446,6 +446,7 @@ QUEUE_NAMES = {
     "gated": "gated (PreEnqueue)",
     "inFlight": "in flight",
     "inFlightEvents": "events seen while in flight",
+    "moves": "moved since the last pop",
 }
 
 

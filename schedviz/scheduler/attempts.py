@@ -107,6 +107,8 @@ def queue_facts(trace: Mapping[str, Any]) -> QueueFacts | None:
     """The pod's own entry in the queue the trace recorded, and which sub-queue held it."""
     pod = trace.get("pod")
     for subqueue, entries in (trace.get("queue") or {}).items():
+        if subqueue == "moves":
+            continue  # how pods moved, not where they sat
         for entry in entries or []:
             if isinstance(entry, Mapping) and entry.get("pod") == pod:
                 return QueueFacts(subqueue, {k: v for k, v in entry.items() if k != "pod"})

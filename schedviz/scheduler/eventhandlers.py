@@ -11,6 +11,7 @@ seen, and a pod that turns terminal is deleted (``store.pod_informer_event``).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from schedviz.kube.objects import (
@@ -98,9 +99,10 @@ class EventHandlers:
             if was_assigned and is_assigned:
                 self.update_pod_in_cache(old, new)
             elif is_assigned:
-                # Leaving the queue's filter is a delete for the queue, an add for the cache.
+                # A bind: leaving the queue's filter is a delete of the old object for the
+                # queue's handler (nomination included), an add for the cache's.
                 if self.responsible_for_pod(old):
-                    self.queue.delete(old)
+                    self.delete_pod_from_scheduling_queue(old)
                 self.add_pod_to_cache(new)
             elif self.responsible_for_pod(new):
                 self.update_pod_in_scheduling_queue(old, new)
@@ -140,20 +142,27 @@ class EventHandlers:
         if old.nominated_node_name and old.nominated_node_name != new.nominated_node_name:
             # A nominated pod counts as placed for pods of lower or equal priority; losing or
             # moving the nomination is like deleting it from the old node.
-            priority = old.effective_priority
             self.queue.move_all_to_active_or_backoff_queue(
-                EVENT_ASSIGNED_POD_DELETE,
-                old,
-                None,
-                lambda pod: pod.effective_priority <= priority,
+                EVENT_ASSIGNED_POD_DELETE, old, None, lower_or_equal_priority(old)
             )
 
     def delete_pod_from_scheduling_queue(self, pod: Pod) -> None:
+        """An unscheduled pod left the queue's informer filter: deleted, or bound (the old
+        object, which still carries its nomination). A pod rejected while waiting at Permit
+        held its node in the cache: every pod may now fit. A pod that held a nominated node
+        counted as placed there for pods of lower or equal priority: those may now fit."""
         self.queue.delete(pod)
         framework = self.profiles.get(pod.scheduler_name)
-        if framework is not None and framework.reject_waiting_pod(pod.key):
+        if framework is None:
+            return
+        if framework.reject_waiting_pod(pod.key):
             self.queue.move_all_to_active_or_backoff_queue(
                 EVENT_ASSIGNED_POD_DELETE, pod, None, None
+            )
+        elif pod.nominated_node_name:
+            # The waiting pod's own deletion covered the lower priority pods already.
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, pod, None, lower_or_equal_priority(pod)
             )
 
     # ------------------------------------------------------------------ pods in the cache
@@ -170,6 +179,12 @@ class EventHandlers:
     def delete_pod_from_cache(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)
         self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None, None)
+
+
+def lower_or_equal_priority(pod: Pod) -> Callable[[Pod], bool]:
+    """The pre-check that keeps pods of priority at most ``pod``'s (getLEPriorityPreCheck)."""
+    priority = pod.effective_priority
+    return lambda other: other.effective_priority <= priority
 
 
 def _only_conditions_changed(old: Any, new: Any) -> bool:

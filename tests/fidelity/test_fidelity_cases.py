@@ -7,6 +7,12 @@ the manifests. The header is stripped, the rest goes to ``manage.py simulate --o
 Beyond ../shared/fidelity's format, a placement case may also expect ``eventMessage`` (the
 cycle's FailedScheduling event text, exactly) and ``preFilterNodes`` (the cycle's
 ``preFilter.nodes``, as a set), for what the oracle reports beside the decision.
+
+One point goes beyond ../shared/fidelity's format: ``queue`` compares every attempt of the run,
+in order, with the attempts of upstream's own queue (the qoracle's answer): ``expect.attempts``
+lists them, each with ``pod``, ``attempt``, ``result`` and, where given, ``node``,
+``nominatedNode`` and ``time``; ``Waiting`` cycles (held at Permit) are not attempts. The pod
+under test is the one the case is about; the whole sequence is judged.
 """
 
 from __future__ import annotations
@@ -112,5 +118,29 @@ def test_simulate_matches_upstream(path: Path, tmp_path: Path) -> None:
         preemption = with_preemption[0]["preemption"]
         assert (preemption["nominatedNode"] or "") == (expect.get("nominatedNode") or "")
         assert sorted(preemption["victims"]) == sorted(expect.get("victims") or [])
+    elif point == "queue":
+        assert _attempts(document, expect["attempts"]) == expect["attempts"]
     else:
         pytest.fail(f"unknown point {point}")
+
+
+# An attempt's fields as a queue case names them, and where a cycle holds each.
+_ATTEMPT_FIELDS = {
+    "pod": lambda c: c["pod"],
+    "attempt": lambda c: c["attempt"],
+    "result": lambda c: c["result"],
+    "node": lambda c: c["node"],
+    "nominatedNode": lambda c: c["nominatedNode"],
+    "time": lambda c: round(c["time"], 3),
+}
+
+
+def _attempts(document: dict[str, Any], wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run's attempts in order, each with the fields its expected counterpart names (all
+    of them past the expected ones, so that an extra attempt shows)."""
+    cycles = [c for c in document["cycles"] if c["result"] != "Waiting"]
+    got = []
+    for i, cycle in enumerate(cycles):
+        fields = wanted[i].keys() if i < len(wanted) else _ATTEMPT_FIELDS.keys()
+        got.append({f: _ATTEMPT_FIELDS[f](cycle) for f in fields})
+    return got

@@ -125,6 +125,21 @@ SCHEDULED = _trace(
 
 CASES: dict[str, CycleTrace] = {
     "scheduled, with a node never evaluated": SCHEDULED,
+    "a queue with the moves since the last pop": _trace(
+        queue={
+            **SCHEDULED.queue,
+            "moves": [
+                {
+                    "event": "AssignedPodDelete",
+                    "pod": "default/b",
+                    "queue": "Backoff",
+                    "plugin": FIT,
+                    "object": "default/preemptor",
+                },
+                {"event": "BackoffComplete", "pod": "default/a", "queue": "Active"},
+            ],
+        }
+    ),
     "unschedulable: every node rejected for one reason": _trace(
         result=RESULT_UNSCHEDULABLE,
         message="0/4 nodes are available: 4 Insufficient cpu.",

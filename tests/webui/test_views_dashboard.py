@@ -257,6 +257,54 @@ def test_the_first_render_uses_the_latest_cycles_queue_and_feed(
     assert f'href="/clusters/{cluster.pk}/cycles/7/"' in body
 
 
+def test_the_queue_panel_shows_which_event_moved_which_pod_by_which_hint(
+    client: Client, cluster: Cluster
+) -> None:
+    moves = [
+        {
+            "event": "AssignedPodDelete",
+            "pod": "default/waiter",
+            "queue": "Backoff",
+            "plugin": "NodeResourcesFit",
+            "object": "default/<b>preemptor</b>",
+        },
+        {"event": "BackoffComplete", "pod": "default/b", "queue": "Active"},
+        {
+            "event": "ScheduleAttemptFailure",
+            "pod": "default/c",
+            "queue": "Backoff",
+            "plugin": "NodeAffinity",
+            "cause": "NodeAdd",
+            "object": "node-3",
+        },
+    ]
+    trace = {"cycle": 4, "pod": "default/waiter", "result": "Unschedulable", "time": 0.0}
+    services.cycles_create(
+        cluster=cluster, traces=[{**trace, "queue": {"activeQ": [], "moves": moves}}]
+    )
+    response = client.get(_url(cluster))
+    assert [m["to"] for m in response.context["queue"]["moved"]] == [
+        "backoffQ",
+        "activeQ",
+        "backoffQ",
+    ]
+    body = response.content.decode()
+    assert "moved since the last pop" in body
+    assert "NodeResourcesFit's hint said Queue" in body
+    assert "of <bdi>default/&lt;b&gt;preemptor&lt;/b&gt;</bdi>" in body
+    assert '(<span class="event">NodeAdd</span> seen in flight)' in body
+
+
+def test_a_queue_recorded_before_moves_were_kept_shows_none(
+    client: Client, cluster: Cluster
+) -> None:
+    trace = {"cycle": 1, "pod": "default/a", "result": "Unschedulable", "time": 0.0}
+    services.cycles_create(cluster=cluster, traces=[{**trace, "queue": {"activeQ": []}}])
+    response = client.get(_url(cluster))
+    assert response.context["queue"]["moved"] == []
+    assert "moved since the last pop" not in response.content.decode()
+
+
 POD_REQUESTING_CPU = """
 apiVersion: v1
 kind: Pod

@@ -654,6 +654,9 @@ class QueuedPodInfo:
     gating_plugin: str = ""
     gating_plugin_events: list[ClusterEvent] = field(default_factory=list)
     backoff_expiration: float | None = None
+    # When the queue took ``timestamp``, as a count: orders pods whose timestamps are equal (in
+    # virtual time many pods are queued at one instant), as distinct nanoseconds do upstream.
+    stamp: int = 0
 
     @property
     def pod(self) -> Pod:

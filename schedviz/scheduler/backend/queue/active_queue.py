@@ -36,13 +36,18 @@ def _key(pinfo: QueuedPodInfo) -> str:
     return pinfo.key
 
 
+def _stamp(pinfo: QueuedPodInfo) -> int:
+    return pinfo.stamp
+
+
 class ActiveQueue:
     def __init__(
         self,
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
         backoff_q_popper: BackoffQueue | None,
     ) -> None:
-        self._queue: Heap[QueuedPodInfo] = Heap(_key, less, fifo_ties=True)
+        # Ties go by when the pods' timestamps were taken (PrioritySort compares timestamps).
+        self._queue: Heap[QueuedPodInfo] = Heap(_key, less, tie_rank=_stamp)
         # Set only with SchedulerPopFromBackoffQ: where to pop from when the heap is empty.
         self._backoff_q_popper = backoff_q_popper
         self._sequence = itertools.count()

@@ -7,8 +7,12 @@ Mirrors pkg/scheduler/backend/queue/backoff_queue.go as of v1.34/v1.35:
   ``consecutive_errors_count`` when the last attempt ended in an error (kubernetes#128748), and is
   capped at the maximum; a maximum of 0 disables backoff (kubernetes#131965);
 - with SchedulerPopFromBackoffQ (beta, on by default since v1.33) expiries are truncated to
-  1-second ordering windows, podBackoffQ orders pods of one window as the active queue does, and
-  the head of podBackoffQ may be popped early when the active queue is empty.
+  1-second ordering windows, podBackoffQ orders pods of one window as the active queue does
+  (lessBackoffCompletedWithPriority: the queue-sort plugin's less, PrioritySort's priority then
+  timestamp), and the head of podBackoffQ may be popped early when the active queue is empty.
+  Upstream's timestamps are nanoseconds and practically never equal; in virtual time they often
+  are, and such ties go by the order the queue took the timestamps (``QueuedPodInfo.stamp``), as
+  in activeQ. podErrorBackoffQ compares expiries only and keeps container/heap's order of ties.
 
 Times are float seconds; an expiry of ``-inf`` plays the part of Go's zero ``time.Time``.
 """
@@ -33,6 +37,10 @@ LessFunc = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 
 def _key(pinfo: QueuedPodInfo) -> str:
     return pinfo.key
+
+
+def _stamp(pinfo: QueuedPodInfo) -> int:
+    return pinfo.stamp
 
 
 def is_error_backoff(pinfo: QueuedPodInfo) -> bool:
@@ -60,7 +68,9 @@ class BackoffQueue:
             if pop_from_backoff_q
             else self._less_backoff_completed
         )
-        self._pod_backoff_q: Heap[QueuedPodInfo] = Heap(_key, backoff_less)
+        self._pod_backoff_q: Heap[QueuedPodInfo] = Heap(
+            _key, backoff_less, tie_rank=_stamp if pop_from_backoff_q else None
+        )
         self._pod_error_backoff_q: Heap[QueuedPodInfo] = Heap(_key, self._less_backoff_completed)
 
     # ordering --------------------------------------------------------------------------------

@@ -2,10 +2,11 @@
 
 Mirrors pkg/scheduler/backend/heap/heap.go, which builds on Go's container/heap, with the same
 sift-up and sift-down steps, so items the less function ranks equal leave in upstream's order.
-With ``fifo_ties`` (activeQ) they leave in the order they arrived instead: upstream's pods
-practically never tie there (PrioritySort compares nanosecond timestamps), but in virtual time
-many pods are queued at the same instant, and first come, first served is what distinct
-timestamps would have given them.
+With ``fifo_ties`` they leave in the order they arrived instead, or, given ``tie_rank``, in the
+order of the rank each item carries (activeQ and backoffQ: the order in which the queue took the
+pods' timestamps): upstream's pods practically never tie there (PrioritySort compares nanosecond
+timestamps), but in virtual time many pods are queued at the same instant, and the order their
+timestamps were taken in is what distinct timestamps would have given them.
 """
 
 from __future__ import annotations
@@ -29,21 +30,30 @@ class Heap(Generic[T]):
         "_ordered",
         "_ranks",
         "_rest",
+        "_tie_rank",
     )
 
     def __init__(
-        self, key: Callable[[T], str], less: Callable[[T, T], bool], *, fifo_ties: bool = False
+        self,
+        key: Callable[[T], str],
+        less: Callable[[T, T], bool],
+        *,
+        fifo_ties: bool = False,
+        tie_rank: Callable[[T], int] | None = None,
     ) -> None:
         self._key = key
         self._less = less
-        self._fifo_ties = fifo_ties
+        # A tie rank orders ties as arrival does otherwise.
+        self._fifo_ties = fifo_ties or tie_rank is not None
+        self._tie_rank = tie_rank
         self._items: list[T] = []
         # Each item's key and arrival number, beside it in the array: the sifts compare and
         # swap by position without working a key out again (a pod's key is built each time).
         self._keys: list[str] = []
         self._ranks: list[int] = []
         self._index: dict[str, int] = {}
-        # When each key arrived, for ties; an update keeps the item's place in line.
+        # When each key arrived (or its tie rank), for ties; an update keeps the item's place in
+        # line unless the updated item carries another rank.
         self._arrivals: dict[str, int] = {}
         self._next_arrival = 0
         # The head of the heap in pop order, kept between changes: traces ask for it every
@@ -62,13 +72,17 @@ class Heap(Generic[T]):
     def add_or_update(self, item: T) -> None:
         key = self._key(item)
         index = self._index.get(key)
+        tie_rank = self._tie_rank
         if index is not None:
             self._ordered = self._rest = None
             self._items[index] = item
+            if tie_rank is not None:
+                self._ranks[index] = self._arrivals[key] = tie_rank(item)
             self._fix(index)
             return
-        self._arrivals[key] = self._next_arrival
-        self._push(item, key, self._next_arrival)
+        rank = self._next_arrival if tie_rank is None else tie_rank(item)
+        self._arrivals[key] = rank
+        self._push(item, key, rank)
         self._next_arrival += 1
         self._insert_ordered(item, key)
 
@@ -155,11 +169,15 @@ class Heap(Generic[T]):
         self._items = [item for item, _ in entries]
         self._keys = list(map(self._key, self._items))
         self._index = {key: i for i, key in enumerate(self._keys)}
+        tie_rank = self._tie_rank
         self._arrivals = {
-            key: arrival for key, (_, arrival) in zip(self._keys, entries, strict=True)
+            key: arrival if tie_rank is None else tie_rank(item)
+            for key, (item, arrival) in zip(self._keys, entries, strict=True)
         }
         self._ranks = [self._arrivals[key] for key in self._keys]
-        self._next_arrival = max([next_arrival, *(a + 1 for a in self._arrivals.values())])
+        # Arrival numbers go on after the saved ones (tie ranks are the items' own).
+        arrivals = () if tie_rank is not None else self._arrivals.values()
+        self._next_arrival = max([next_arrival, *(a + 1 for a in arrivals)])
         self._ordered = self._rest = None
         n = len(self._items)
         for i in range(n // 2 - 1, -1, -1):
@@ -176,7 +194,9 @@ class Heap(Generic[T]):
             while len(cached) < depth and rest._items:
                 cached.append(rest._pop_existing())
         if cached is None or len(cached) < count:
-            copy: Heap[T] = Heap(self._key, self._less, fifo_ties=self._fifo_ties)
+            copy: Heap[T] = Heap(
+                self._key, self._less, fifo_ties=self._fifo_ties, tie_rank=self._tie_rank
+            )
             copy._items = list(self._items)
             copy._keys = list(self._keys)
             copy._ranks = list(self._ranks)

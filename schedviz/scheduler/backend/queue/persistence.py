@@ -33,7 +33,7 @@ from schedviz.scheduler.framework.types import (
 )
 
 # Bumped when the layout changes; data of another version is not restored (a fresh list is).
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 PodLookup = Callable[[str], Pod | None]
 EncodeObject = Callable[[object], Any]
@@ -136,6 +136,10 @@ def queue_from_data(
         for pinfo in pool:
             queue.unschedulable_pods.add_or_update(pinfo)
         queue.move_request_cycle = int(data["moveRequestCycle"])
+        stamps = [p.stamp for p, _ in active + regular + errors]
+        stamps += [p.stamp for p in pool]
+        stamps += [p.stamp for p in log if isinstance(p, QueuedPodInfo)]
+        queue.last_stamp = max(stamps, default=0)
     except (KeyError, IndexError, TypeError, ValueError) as error:
         raise QueueDataError(f"the saved queue is malformed: {error!r}") from error
     gone = set(missing)
@@ -164,6 +168,7 @@ POD_FIELDS = (
     "gatingPlugin",
     "gatingPluginEvents",
     "backoffExpiration",
+    "stamp",
 )
 
 
@@ -192,6 +197,7 @@ def _pod_to_data(pinfo: QueuedPodInfo) -> list[Any]:
         [_event_to_data(e) for e in events] if events else _NONE,
         # -inf (Go's zero time) is not JSON: a cached "no backoff" is worked out again.
         None if expiry is None or not math.isfinite(expiry) else expiry,
+        pinfo.stamp,
     ]
 
 
@@ -208,6 +214,7 @@ def _pod_from_data(entry: list[Any], pod: Pod) -> QueuedPodInfo:
         gating_plugin,
         gating_plugin_events,
         expiry,
+        stamp,
     ) = entry
     return QueuedPodInfo(
         pod_info=PodInfo(pod),
@@ -221,6 +228,7 @@ def _pod_from_data(entry: list[Any], pod: Pod) -> QueuedPodInfo:
         gating_plugin=str(gating_plugin),
         gating_plugin_events=[_event_from_data(e) for e in gating_plugin_events],
         backoff_expiration=None if expiry is None else float(expiry),
+        stamp=int(stamp),
     )
 
 

@@ -16,7 +16,10 @@ Differences, deliberate:
 - ``pop`` never blocks: it returns None when there is nothing to pop;
 - pods are identified by ``namespace/name`` where upstream uses the UID;
 - pods keep the order they arrived in where upstream iterates Go maps in random order;
-- the metrics are left out; ``on_pre_enqueue`` lets the runtime trace PreEnqueue results instead;
+- the metrics are left out; ``on_pre_enqueue`` lets the runtime trace PreEnqueue results instead,
+  and the queue keeps the moves since the last pop (which event moved which pod to which queue,
+  by which plugin's hint: what upstream logs as "Pod moved to an internal scheduling queue") for
+  the trace's ``queue.moves``;
 - ``nominated_pods_for_node`` copies each pod one level deep (a new ``Pod`` and ``PodInfo``) where
   upstream deep-copies: the scheduler never edits a pod in place (updates replace it), so its
   nested values can be shared, and a deep copy of every nominated pod on every filtered node
@@ -86,6 +89,10 @@ EVENT_UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UnschedulablePod, Acti
 _POD_SCALE_DOWN = ClusterEvent(EventResource.Pod, ActionType.UpdatePodScaleDown)
 
 PENDING_PODS_SUMMARY = "activeQ:{}; backoffQ:{}; unschedulablePods:{}"
+
+# The moves kept between two pops: the trace shows its first QUEUE_DETAIL_LIMIT; more are
+# counted, not kept (a flush may move thousands of pods at once).
+MOVES_KEPT = 1000
 
 # preCheck: lets the caller skip pods before their hints are asked (upstream PreEnqueueCheck).
 PreEnqueueCheck = Callable[[Pod], bool]
@@ -168,10 +175,16 @@ class PriorityQueue:
         self._events_of_interest: dict[ClusterEvent, bool] = {}
         self._on_pre_enqueue = on_pre_enqueue
         self._namespace_labels = namespace_labels
+        # The last ``QueuedPodInfo.stamp`` given.
+        self.last_stamp = 0
         # The scheduling cycle of the last move request (kept, unread, as upstream with hints on).
         self.move_request_cycle = -1
         # One per limit asked for (the trace's, the live view's).
         self._snapshot_caches: dict[int | None, _SnapshotCache] = {}
+        # The moves since the last pop (``_record_move``), the first MOVES_KEPT of them, and how
+        # many there were.
+        self._moves: list[dict[str, Any]] = []
+        self.moves_since_pop = 0
         # event -> (pool version, the pool pods it may move): _pods_an_event_may_move.
         self._may_move: dict[ClusterEvent, tuple[int, list[QueuedPodInfo]]] = {}
 
@@ -182,7 +195,13 @@ class PriorityQueue:
             pod_info=PodInfo(pod),
             timestamp=self._clock.now(),
             unschedulable_plugins=set(plugins),
+            stamp=self._take_stamp(),
         )
+
+    def _take_stamp(self) -> int:
+        """The next place in the order timestamps were taken (``QueuedPodInfo.stamp``)."""
+        self.last_stamp += 1
+        return self.last_stamp
 
     def add(self, pod: Pod) -> None:
         """A new pending pod (the informer's add event for an unscheduled pod)."""
@@ -208,7 +227,10 @@ class PriorityQueue:
                 # Already in activeQ, in flight, or unknown.
                 return False
             moves_from_backoff_q = True
-        return self._move_to_active_q(pinfo, FORCE_ACTIVATE, moves_from_backoff_q)
+        moved = self._move_to_active_q(pinfo, FORCE_ACTIVATE, moves_from_backoff_q)
+        if moved:
+            self._record_move(FORCE_ACTIVATE, pinfo.key, ACTIVE_Q)
+        return moved
 
     # ------------------------------------------------------------------------------ popping
 
@@ -219,7 +241,11 @@ class PriorityQueue:
         """The next pod to schedule, now in flight, its attempts counted and the rejecting
         plugins of its last attempt cleared; None when activeQ is empty (and, with
         PopFromBackoffQ, backoffQ's regular heap too)."""
-        return self.active_q.pop()
+        pinfo = self.active_q.pop()
+        if pinfo is not None:
+            self._moves = []
+            self.moves_since_pop = 0
+        return pinfo
 
     @property
     def last_popped_from_backoff_q(self) -> bool:
@@ -267,39 +293,50 @@ class PriorityQueue:
             pinfo.unschedulable_count += 1
             pinfo.consecutive_errors_count = 0
         pinfo.timestamp = self._clock.now()
+        pinfo.stamp = self._take_stamp()
         # The counts and the timestamp changed, so the cached expiry is stale.
         pinfo.backoff_expiration = None
-        strategy = self._determine_scheduling_hint_for_in_flight_pod(pinfo)
-        self._requeue_pod_with_queueing_strategy(pinfo, strategy, SCHEDULE_ATTEMPT_FAILURE)
+        strategy, cause = self._determine_scheduling_hint_for_in_flight_pod(pinfo)
+        queue = self._requeue_pod_with_queueing_strategy(pinfo, strategy, SCHEDULE_ATTEMPT_FAILURE)
+        if cause is not None and queue != UNSCHEDULABLE_Q:
+            # An event seen while the pod was in flight sent it back at once.
+            event, plugin = cause
+            self._record_move(SCHEDULE_ATTEMPT_FAILURE, pinfo.key, queue, plugin, event)
         return None
 
     def _determine_scheduling_hint_for_in_flight_pod(
         self, pinfo: QueuedPodInfo
-    ) -> QueueingStrategy:
+    ) -> tuple[QueueingStrategy, tuple[InFlightEvent, str] | None]:
+        """Where the returning pod goes, and the in-flight event and plugin whose hint decided
+        it (None: no event did)."""
         if not pinfo.unschedulable_plugins and not pinfo.pending_plugins:
             # Retry after backoff: no event may ever be registered for an error.
-            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF, None
         events = self.active_q.cluster_events_for_pod(pinfo.key)
         if events is None:
             # Upstream reports this as a bug and retries the pod.
-            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF, None
         strategy = QueueingStrategy.QUEUE_SKIP
+        cause: tuple[InFlightEvent, str] | None = None
         for event in events:
-            hint = self._is_pod_worth_requeuing(pinfo, event.event, event.old_obj, event.new_obj)
+            hint, plugin = self._worth_requeuing(pinfo, event.event, event.old_obj, event.new_obj)
             if hint == QueueingStrategy.QUEUE_IMMEDIATELY:
-                return hint
+                return hint, (event, plugin)
             if hint == QueueingStrategy.QUEUE_AFTER_BACKOFF:
                 strategy = hint
+                if cause is None:
+                    cause = (event, plugin)
                 if not pinfo.pending_plugins:
-                    return strategy
-        return strategy
+                    return strategy, cause
+        return strategy, cause
 
     # ------------------------------------------------------------------------------ flushes
 
     def flush_backoff_q_completed(self) -> None:
         """Moves the pods whose backoff is over to activeQ (upstream: every second)."""
         for pinfo in self.backoff_q.pop_all_backoff_completed():
-            self._move_to_active_q(pinfo, BACKOFF_COMPLETE, True)
+            if self._move_to_active_q(pinfo, BACKOFF_COMPLETE, True):
+                self._record_move(BACKOFF_COMPLETE, pinfo.key, ACTIVE_Q)
 
     def flush_unschedulable_pods_leftover(self) -> None:
         """Moves pods that have waited longer than podMaxInUnschedulablePodsDuration
@@ -345,8 +382,16 @@ class PriorityQueue:
             self.unschedulable_pods.touch()
             self.nominator.update_nominated_pod(old_pod, pinfo.pod_info)
             for event in events:
-                hint = self._is_pod_worth_requeuing(pinfo, event, old_pod, new_pod)
+                hint, plugin = self._worth_requeuing(pinfo, event, old_pod, new_pod)
                 queue_name = self._requeue_pod_with_queueing_strategy(pinfo, hint, event.label())
+                if queue_name != UNSCHEDULABLE_Q:
+                    self._record_move(
+                        event.label(),
+                        pinfo.key,
+                        queue_name,
+                        plugin,
+                        InFlightEvent(event, None, new_pod),
+                    )
                 if queue_name == ACTIVE_Q or (self.pop_from_backoff_q and queue_name == BACKOFF_Q):
                     break
             return
@@ -444,11 +489,16 @@ class PriorityQueue:
             if pinfo.gated and not any(e.match(event) for e in pinfo.gating_plugin_events):
                 # Only an event its gating plugin registered can move a gated pod.
                 continue
-            hint = self._is_pod_worth_requeuing(pinfo, event, old_obj, new_obj)
+            hint, plugin = self._worth_requeuing(pinfo, event, old_obj, new_obj)
             if hint == QueueingStrategy.QUEUE_SKIP:
                 continue
             self.unschedulable_pods.delete(pinfo.key)
-            self._requeue_pod_with_queueing_strategy(pinfo, hint, event.label())
+            label = event.label()
+            queue = self._requeue_pod_with_queueing_strategy(pinfo, hint, label)
+            if queue != UNSCHEDULABLE_Q:
+                self._record_move(
+                    label, pinfo.key, queue, plugin, InFlightEvent(event, old_obj, new_obj)
+                )
         self.move_request_cycle = self.active_q.scheduling_cycle
         # Pods in flight now may come back rejected: they need to know about this event.
         self.active_q.add_event_if_any_in_flight(old_obj, new_obj, event)
@@ -570,19 +620,27 @@ class PriorityQueue:
         """Asks the hints of the plugins that rejected the pod. A Pending plugin's Queue means
         activeQ at once; an Unschedulable plugin's Queue means after backoff; a hint that fails
         counts as Queue."""
+        return self._worth_requeuing(pinfo, event, old_obj, new_obj)[0]
+
+    def _worth_requeuing(
+        self, pinfo: QueuedPodInfo, event: ClusterEvent, old_obj: object, new_obj: object
+    ) -> tuple[QueueingStrategy, str]:
+        """``_is_pod_worth_requeuing``, and the plugin whose hint decided ("" when no hint
+        did: a wildcard event, an error, a profile without hints)."""
         rejectors = pinfo.unschedulable_plugins | pinfo.pending_plugins
         if not rejectors:
-            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF, ""
         if event.is_wildcard():
             # A wildcard event carrying a pod (ForceActivate) is for that pod only.
             if new_obj is not None and (not isinstance(new_obj, Pod) or new_obj.key != pinfo.key):
-                return QueueingStrategy.QUEUE_SKIP
-            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+                return QueueingStrategy.QUEUE_SKIP, ""
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF, ""
         hint_map = self._profiles.hints.get(pinfo.pod.scheduler_name)
         if hint_map is None:
             # Upstream: a bug; the pod is retried.
-            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF, ""
         strategy = QueueingStrategy.QUEUE_SKIP
+        decided = ""
         for function in self._hints_for(hint_map, pinfo.pod.scheduler_name, event):
             if function.plugin_name not in rejectors:
                 continue
@@ -593,11 +651,37 @@ class PriorityQueue:
             if hint == QueueingHint.QueueSkip:
                 continue
             if function.plugin_name in pinfo.pending_plugins:
-                return QueueingStrategy.QUEUE_IMMEDIATELY
+                return QueueingStrategy.QUEUE_IMMEDIATELY, function.plugin_name
             if not pinfo.pending_plugins:
-                return QueueingStrategy.QUEUE_AFTER_BACKOFF
+                return QueueingStrategy.QUEUE_AFTER_BACKOFF, function.plugin_name
             strategy = QueueingStrategy.QUEUE_AFTER_BACKOFF
-        return strategy
+            decided = decided or function.plugin_name
+        return strategy, decided
+
+    def _record_move(
+        self,
+        event: str,
+        pod: str,
+        queue: str,
+        plugin: str = "",
+        cause: InFlightEvent | None = None,
+    ) -> None:
+        """Keeps a move for the trace: the event's label, the pod, the queue it went to, the
+        plugin whose hint said Queue, and the event's object (for ScheduleAttemptFailure, the
+        event seen in flight that sent the pod back: its label too)."""
+        self.moves_since_pop += 1
+        if len(self._moves) >= MOVES_KEPT:
+            return
+        move: dict[str, Any] = {"event": event, "pod": pod, "queue": queue}
+        if plugin:
+            move["plugin"] = plugin
+        if cause is not None:
+            if event == SCHEDULE_ATTEMPT_FAILURE:
+                move["cause"] = cause.event.label()
+            name = _object_name(cause.new_obj if cause.new_obj is not None else cause.old_obj)
+            if name:
+                move["object"] = name
+        self._moves.append(move)
 
     def _unschedulable_pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
         """Pool pods that a pod event may help: rejected by PodTopologySpread in the same
@@ -679,8 +763,9 @@ class PriorityQueue:
     def snapshot_state(self, limit: int | None = None) -> dict[str, Any]:
         """The queues for a trace, as JSON-able values: activeQ in pop order, backoffQ by
         expiry, the pool (gated pods apart, in arrival order), the pods in flight and the labels
-        of the events recorded for them. With ``limit``, each list keeps its first ``limit``
-        entries (``pending_pods`` still counts them all).
+        of the events recorded for them, and the moves since the last pop (``_record_move``).
+        With ``limit``, each list keeps its first ``limit`` entries (``pending_pods`` still
+        counts them all; ``moves_since_pop`` counts the moves).
 
         Traces ask for this before every cycle, and between two cycles the pool seldom changes
         and activeQ usually loses its head: the lists and entries of the last snapshot are
@@ -715,7 +800,20 @@ class PriorityQueue:
             "gated": cache.gated,
             "inFlight": cache.in_flight.entries(in_flight[:limit]),
             "inFlightEvents": events[:limit],
+            "moves": self._moves[:limit],
         }
+
+
+def _object_name(obj: object) -> str:
+    """A cluster event's object as the trace names it: ``namespace/name`` for a pod (or any
+    namespaced object), the name otherwise; "" for none."""
+    if isinstance(obj, Pod):
+        return obj.key
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not name:
+        return ""
+    namespace = getattr(obj, "namespace", None)
+    return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
 
 
 _attempts = attrgetter("attempts")

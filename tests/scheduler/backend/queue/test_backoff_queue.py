@@ -156,3 +156,36 @@ def test_error_pods_and_rejected_pods_never_share_a_heap() -> None:
     bq.add(pinfo)
     assert bq.len_backoff() == 1
     assert len(bq) == 1
+
+
+@pytest.mark.parametrize(
+    ("added", "want"),
+    [
+        pytest.param(
+            [("pod0", 3, 1), ("pod1", 1, 1), ("pod2", 2, 1)],
+            ["pod1", "pod2", "pod0"],
+            id="one priority: by the order the timestamps were taken, not arrival",
+        ),
+        pytest.param(
+            [("pod0", 1, 1), ("pod1", 2, 5), ("pod2", 3, 1)],
+            ["pod1", "pod0", "pod2"],
+            id="priority first, then the order the timestamps were taken",
+        ),
+    ],
+)
+def test_ties_of_window_priority_and_timestamp_leave_in_stamp_order(
+    added: list[tuple[str, int, int]], want: list[str]
+) -> None:
+    # Upstream's timestamps are nanoseconds, never equal: lessBackoffCompletedWithPriority ends
+    # with PrioritySort's timestamp comparison. In virtual time the timestamps are equal and
+    # the stamp (when the queue took each timestamp) stands for the nanoseconds.
+    clock = VirtualClock(NOW)
+    bq = new_backoff_queue(clock)
+    for name, stamp, priority in added:
+        pinfo = queued(
+            name, NOW - 3.0, priority=priority, plugins=("plugin",), unschedulable_count=1
+        )
+        pinfo.stamp = stamp
+        bq.add(pinfo)
+    assert [p.pod.name for p, _ in bq.ordered()] == want
+    assert [p.pod.name for p in bq.pop_all_backoff_completed()] == want

@@ -77,3 +77,34 @@ def test_the_kept_head_is_what_a_fresh_one_would_be_across_random_adds_and_pops(
             fresh: Heap[tuple[str, int]] = Heap(lambda item: item[0], _by_rank, fifo_ties=True)
             fresh.load(heap.storage(), heap.next_arrival)
             assert heap.ordered(limit) == fresh.ordered(limit), step
+
+
+# (name, order, tie rank)
+Ranked = tuple[str, int, int]
+
+
+def _ranked_heap() -> Heap[Ranked]:
+    return Heap(lambda item: item[0], lambda a, b: a[1] < b[1], tie_rank=lambda item: item[2])
+
+
+def test_with_a_tie_rank_equal_items_leave_by_their_rank_not_their_arrival() -> None:
+    heap = _ranked_heap()
+    for item in [("p1", 0, 3), ("p2", 0, 1), ("p3", 0, 2), ("first", -1, 9)]:
+        heap.add_or_update(item)
+    assert [name for name, _, _ in heap.ordered()] == ["first", "p2", "p3", "p1"]
+    names = []
+    while (popped := heap.pop()) is not None:
+        names.append(popped[0])
+    assert names == ["first", "p2", "p3", "p1"]
+
+
+def test_an_update_with_another_rank_takes_its_new_place_and_a_load_reads_the_ranks() -> None:
+    heap = _ranked_heap()
+    for item in [("p1", 0, 1), ("p2", 0, 2), ("p3", 0, 3)]:
+        heap.add_or_update(item)
+    heap.add_or_update(("p1", 0, 4))
+    assert [name for name, _, _ in heap.ordered()] == ["p2", "p3", "p1"]
+    copy = _ranked_heap()
+    # Arrival numbers in storage do not matter: the items carry their ranks.
+    copy.load([(item, 0) for item, _ in heap.storage()], 0)
+    assert copy.ordered() == heap.ordered()

@@ -187,8 +187,9 @@ def test_in_flight_pods_requeued_keep_their_attempts_and_leave_no_marker() -> No
     assert q.in_flight_pods() == []
     assert q.active_q.in_flight_log() == []
     popped = [(p.key, p.attempts) for p in iter(q.pop, None)]
-    # activeQ in order, then (PopFromBackoffQ) the head of backoffQ.
-    assert popped == [("default/f", 1), ("default/e", 2), ("default/a", 2)]
+    # activeQ in order, then (PopFromBackoffQ) the head of backoffQ. e and f have one priority
+    # and one timestamp: e's was taken first (it was added first), so e goes first.
+    assert popped == [("default/e", 2), ("default/f", 1), ("default/a", 2)]
 
 
 @pytest.mark.parametrize(

@@ -1560,6 +1560,8 @@ def test_snapshot_state_is_json_and_in_pop_order() -> None:
         "gated": [],
         "inFlight": [{"pod": "ns2/mpp", "attempts": 1}],
         "inFlightEvents": [],
+        # hpp's failure was its own, not an event's: no move.
+        "moves": [],
     }
 
 
@@ -1737,3 +1739,64 @@ def test_concurrent_event_seen_by_a_pod_popped_later_still_counts() -> None:
     assert [p.pod.name for p in q.backoff_q.items()] == ["targetpod"]
     assert q.in_flight_pods() == []
     assert q.active_q.in_flight_log() == []
+
+
+def test_pods_rejected_at_one_instant_leave_backoff_q_in_the_order_they_failed() -> None:
+    # q2-backoffq-tie-order (qdiff): a failed at t and waits in the pool; b failed at t too,
+    # after a, but an event seen in flight sent it to backoffQ at once; then an event moves a
+    # to backoffQ. Same window, priority and timestamp: upstream's timestamps (nanoseconds)
+    # put a first, the order their attempts failed, not the order they reached backoffQ.
+    clock = VirtualClock(START)
+    q = new_queue(clock, {NODE_ADD: [("Fit", queue_hint_return_queue)]})
+    a, b = (make_pod().name(n).uid(n).priority(MID).obj() for n in ("a", "b"))
+    q.add(a)
+    q.add(b)
+    first, second = pop(q, a), pop(q, b)
+    first.unschedulable_plugins.add("Fit")
+    q.add_unschedulable_if_not_present(first, q.scheduling_cycle())
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, make_node().name("n").obj())
+    assert [p.key for p, _ in q.backoff_q.ordered()] == ["default/a"]
+    # b was in flight during that event: it comes back to backoffQ.
+    second.unschedulable_plugins.add("Fit")
+    q.add_unschedulable_if_not_present(second, q.scheduling_cycle())
+    assert first.timestamp == second.timestamp
+    assert [p.key for p, _ in q.backoff_q.ordered()] == ["default/a", "default/b"]
+    assert [pop(q, a).key, pop(q, b).key] == ["default/a", "default/b"]
+
+
+def test_moves_since_the_last_pop_name_event_pod_queue_plugin_and_object() -> None:
+    clock = VirtualClock(START)
+    q = new_queue(
+        clock,
+        {
+            NODE_ADD: [("Skipper", queue_hint_return_skip), ("Fit", queue_hint_return_queue)],
+            PV_ADD: [("Fit", queue_hint_return_queue)],
+        },
+    )
+    a, b = (make_pod().name(n).uid(n).priority(MID).obj() for n in ("a", "b"))
+    for pod in (a, b):
+        q.add(pod)
+    rejected = pop(q, a)
+    rejected.unschedulable_plugins.update({"Fit", "Skipper"})
+    q.add_unschedulable_if_not_present(rejected, q.scheduling_cycle())
+    in_flight = pop(q, b)
+    node = make_node().name("node-1").obj()
+    q.move_all_to_active_or_backoff_queue(NODE_ADD, None, node)
+    in_flight.unschedulable_plugins.add("Fit")
+    q.add_unschedulable_if_not_present(in_flight, q.scheduling_cycle())
+    clock.step(2.0)
+    q.flush_backoff_q_completed()
+    moves = q.snapshot_state()["moves"]
+    assert moves == [
+        {"event": "NodeAdd", "pod": "default/a", "queue": "Backoff", "plugin": "Fit",
+         "object": "node-1"},
+        {"event": "ScheduleAttemptFailure", "pod": "default/b", "queue": "Backoff",
+         "plugin": "Fit", "cause": "NodeAdd", "object": "node-1"},
+        {"event": "BackoffComplete", "pod": "default/a", "queue": "Active"},
+        {"event": "BackoffComplete", "pod": "default/b", "queue": "Active"},
+    ]  # fmt: skip
+    assert q.moves_since_pop == 4
+    assert q.snapshot_state(limit=1)["moves"] == moves[:1]
+    pop(q, a)
+    assert q.snapshot_state()["moves"] == []
+    assert q.moves_since_pop == 0
