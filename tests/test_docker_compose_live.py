@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 from django.conf import settings as django_settings
-from test_docker_compose_web import COMPOSE, REPO, WebService, _test_database_url
+from test_docker_compose_web import COMPOSE, REPO, WebService
 
 from schedviz.cluster import services
 from schedviz.cluster.models import Cluster, Cycle, Lease, Pod
