@@ -87,7 +87,7 @@ IN_PLACE_WAIT = 0.25
 # does one that has placed no pod and seen no change for NO_PROGRESS_SECONDS of work (a queue
 # too long to try every pod within a slice): it goes on from its saved queue when woken. A
 # virtual cluster stops when its only work left is futile, as the simulator does.
-FUTILE_SLICE = 2.0
+FUTILE_SLICE = 0.5
 NO_PROGRESS_SECONDS = 10.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
