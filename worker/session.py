@@ -83,10 +83,10 @@ IN_PLACE_WAIT = 0.25
 # of unschedulablePods, every 30 ms of wall time at speed 10000) gives its worker up and is
 # woken up for the next retry, behind the other clusters waiting, and no sooner than
 # FUTILE_WAKE_FLOOR (worker/session_clock.py) wall seconds later (a change to the cluster
-# starts a runner at once). So
-# does one that has placed no pod and seen no change for NO_PROGRESS_SECONDS of work (a queue
-# too long to try every pod within a slice): it goes on from its saved queue when woken. A
-# virtual cluster stops when its only work left is futile, as the simulator does.
+# starts a runner at once). So does one that has placed no pod and seen no change for
+# NO_PROGRESS_SECONDS of work (a queue too long to try every pod within a slice): it goes on
+# from its saved queue when woken. A virtual cluster stops when its only work left is futile,
+# as the simulator does; a paused one steps on.
 FUTILE_SLICE = 0.5
 NO_PROGRESS_SECONDS = 10.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
@@ -365,8 +365,8 @@ class Session(SessionClock, ControllersSync, SessionRecords):
         new pods (a stream of them keeps the queue empty between cycles), and the runner stops
         once idle instead of handing over to a new session, which lists the cluster again."""
         scheduler = self.scheduler
-        if scheduler.waiting or scheduler.deferred:
-            return False
+        if self.paused or scheduler.waiting or scheduler.deferred:
+            return False  # paused, the steps asked for are the work, futile or not
         pending = scheduler.pending_pods()
         if not pending:
             return False
