@@ -136,6 +136,11 @@ CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Nothing reads a task's return value from Redis (the runner's outcome is in the database): no
+# result keys are written (a caller that wants one asks with apply_async(ignore_result=False)),
+# and any that are expire after ten minutes instead of piling up.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_EXPIRES = 600
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -143,12 +148,21 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-# `manage.py collectstatic` copies the apps' static files here (docker-compose.yml's web service
-# does so before it starts daphne); WhiteNoise serves them with compressed variants.
+# `manage.py collectstatic` copies the apps' static files here (the Dockerfile does so, with
+# SCHEDVIZ_STATIC_MANIFEST=true); WhiteNoise serves them with compressed variants. Collected with
+# the manifest, their names carry a hash of their content (htmx-2.min.<hash>.js), which WhiteNoise
+# serves with a cache of a year; a process finds the manifest (staticfiles.json) and links those
+# names. Without collected files (the embedded server, the tests) the apps' files are served under
+# their own names, with a short cache.
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_MANIFEST = envbool("SCHEDVIZ_STATIC_MANIFEST", (STATIC_ROOT / "staticfiles.json").is_file())
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_MANIFEST
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
 }
 # Without collected files (the embedded server, the tests) WhiteNoise reads the apps' static
 # folders instead, and need not warn that STATIC_ROOT is missing.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
+import re
 import signal
 import socket
 import subprocess
@@ -93,7 +93,7 @@ class WebService:
 
     def start(self) -> None:
         collect = subprocess.run(
-            shlex.split(_collectstatic_command()), cwd=REPO, env=self.env, capture_output=True
+            ["sh", "-c", _collectstatic_command()], cwd=REPO, env=self.env, capture_output=True
         )
         assert collect.returncode == 0, collect.stderr.decode(errors="replace")
         log = open(self.log_path, "wb")  # noqa: SIM115
@@ -148,22 +148,28 @@ def _get(url: str) -> tuple[int, dict[str, str], bytes]:
 
 def test_the_web_service_serves_htmx_the_css_and_pages_with_debug_off(web: WebService) -> None:
     cluster = Cluster.objects.create(name="shown")
-    status, headers, body = _get(f"{web.url}/static/django_htmx/htmx-2.min.js")
-    assert status == 200 and b"htmx" in body
-    assert headers["Content-Type"].startswith("text/javascript")
     status, page_headers, page = _get(f"{web.url}/clusters/{cluster.pk}/")
     assert status == 200 and page_headers["Content-Type"].startswith("text/html")
-    # Every stylesheet and script the page links is served.
+    # Every stylesheet and script the page links is served, under a name hashed by content
+    # (the Dockerfile collects them with the manifest), cached for a year.
     text = page.decode()
-    assert "/static/django_htmx/htmx-2.min.js" in text
     linked = {
         part.split('"', 1)[0]
         for part in text.split('="/static/')[1:]
         if part.split('"', 1)[0].endswith((".css", ".js"))
     }
+    (htmx,) = [path for path in linked if path.startswith("django_htmx/htmx-2.min.")]
+    assert re.fullmatch(r"django_htmx/htmx-2\.min\.[0-9a-f]{12}\.js", htmx), htmx
+    status, headers, body = _get(f"{web.url}/static/{htmx}")
+    assert status == 200 and b"htmx" in body
+    assert headers["Content-Type"].startswith("text/javascript")
     assert any(path.endswith(".css") for path in linked), linked
     for path in linked:
-        assert _get(f"{web.url}/static/{path}")[0] == 200, path
+        status, headers, _ = _get(f"{web.url}/static/{path}")
+        assert status == 200, path
+        assert re.search(r"\.[0-9a-f]{12}\.(css|js)$", path), path
+        max_age = re.search(r"max-age=(\d+)", headers.get("Cache-Control", ""))
+        assert max_age and int(max_age.group(1)) >= 365 * 24 * 3600, (path, headers)
 
 
 @pytest.mark.slow

@@ -30,12 +30,19 @@ sends: ``cluster.status`` (the runner), ``cluster.queue`` (the queue the runner 
 ``cluster.cycles`` (the newest cycles, oldest first, as the browser's feed starts with them).
 Who may watch is decided by the same check as the pages' reads (webui/access.py): the owner, an
 ownerless cluster, or a read-only share link the session opened.
+
+With the channel layer unreachable (Redis down, in the distributed mode) a socket is refused
+cleanly: accepted and closed at once with 4503 (as 4403 says forbidden, an HTTP status in the
+application's range of close codes: service unavailable, try again later), one line in the log,
+no traceback; the pages and the API go on answering from the database.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import time
 from collections import deque
 from typing import Any
@@ -44,6 +51,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
+from redis.exceptions import RedisError
 
 from schedviz.cluster import live, selectors
 from schedviz.cluster.models import Cluster, Pod
@@ -59,6 +67,13 @@ REFRESH_DUTY = 3
 # How often each connection reads the lease, to notice a runner that stopped without a word.
 RUNNER_WATCH_INTERVAL = 2.0
 BACK_ONLINE = "back: a runner has taken over"
+# The close code of a socket refused for want of the channel layer: 503 in the application's
+# range (RFC 6455's own 1013, "Try Again Later", is not one a server may send through Daphne).
+CLOSE_UNAVAILABLE = 4503
+# What an unreachable channel layer raises (channels_redis over redis-py; a timeout).
+LAYER_ERRORS = (RedisError, OSError, asyncio.TimeoutError)
+
+logger = logging.getLogger(__name__)
 
 
 @database_sync_to_async
@@ -177,6 +192,35 @@ class ClusterConsumer(AsyncWebsocketConsumer):
     # JSON clients: the newest cycle number accounted for (delivered or counted as dropped).
     last_cycle = 0
 
+    _accepted = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except LAYER_ERRORS as error:
+            # Joining the group or listening on the channel failed: no live updates to give.
+            logger.warning(
+                "websocket %s refused: the channel layer is unreachable (%s: %s)",
+                scope.get("path", ""),
+                type(error).__name__,
+                error,
+            )
+            self._stop_tasks()
+            with contextlib.suppress(Exception):  # the client may be gone already
+                if not self._accepted:
+                    await send({"type": "websocket.accept"})
+                await send({"type": "websocket.close", "code": CLOSE_UNAVAILABLE})
+
+    async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
+        await super().accept(subprotocol, headers)
+        self._accepted = True
+
+    def _stop_tasks(self) -> None:
+        if getattr(self, "_refresh", None) is not None:
+            self._refresh.cancel()  # type: ignore[union-attr]
+        if self._watch is not None:
+            self._watch.cancel()
+
     async def connect(self) -> None:
         self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
         if not await _may_watch(self.scope.get("user"), self.scope.get("session"), self.cluster_id):
@@ -222,10 +266,7 @@ class ClusterConsumer(AsyncWebsocketConsumer):
         self._refresh_soon()
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "_refresh", None) is not None:
-            self._refresh.cancel()  # type: ignore[union-attr]
-        if self._watch is not None:
-            self._watch.cancel()
+        self._stop_tasks()
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 

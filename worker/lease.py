@@ -16,7 +16,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from django.db import OperationalError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
@@ -36,8 +36,16 @@ def lease_acquire(*, cluster_id: int, holder: str) -> bool:
     """Takes the cluster's lease if it is free, expired or ours: a compare-and-set on
     (holder, renewed_at), so of two runners racing for it exactly one wins. A lease row locked
     by another (a frozen holder inside a write, until the server ends its transaction) is not
-    waited for beyond the runner's lock timeout: not taken this time."""
-    lease, _ = Lease.objects.get_or_create(cluster_id=cluster_id)
+    waited for beyond the runner's lock timeout: not taken this time; nor is the lease of a
+    cluster deleted meanwhile (its row refused by the foreign key)."""
+    try:
+        lease, _ = Lease.objects.get_or_create(cluster_id=cluster_id)
+    except IntegrityError:
+        return False
+    except OperationalError as error:
+        if not _lock_not_available(error):
+            raise
+        return False
     now = timezone.now()
     if lease.holder and lease.holder != holder and not selectors.lease_expired(lease, now):
         return False

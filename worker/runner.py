@@ -162,7 +162,9 @@ def _tenure(
         result.stopped = STOP_GONE
         return False
     if not lease_acquire(cluster_id=cluster_id, holder=result.holder):
-        if not result.acquired:
+        if not Cluster.objects.filter(pk=cluster_id).exists():
+            result.stopped = STOP_GONE  # deleted while this runner stopped or started
+        elif not result.acquired:
             result.stopped = STOP_HELD
         return False
     result.acquired = True
@@ -188,10 +190,12 @@ def _tenure(
     # A lost lease may have expired without anyone taking it: take it again (a fresh list)
     # unless another runner holds it now. A change committed while this runner was stopping
     # started no runner (the lease was still held), nor did a step or a step into asked for then:
-    # go round again rather than leave it undone.
+    # go round again rather than leave it undone; not after giving the worker up (its own
+    # writes are in the change log too): the wake-up it planned starts it again.
     again = result.stopped in (STOP_RESTART, STOP_LEASE_LOST) or (
         result.stopped == STOP_IDLE
         and session is not None
+        and not session.gave_up
         and selectors.runner_work_waiting(
             cluster_id=cluster_id, after_change_id=session.store.last_change_id
         )

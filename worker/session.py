@@ -53,7 +53,7 @@ from worker.run_result import (
     STOP_RESTART,
     RunResult,
 )
-from worker.session_clock import SessionClock
+from worker.session_clock import FUTILE_WAKE_FLOOR, IDLE_FUTILE_WAKE_FLOOR, SessionClock
 from worker.session_controllers import ControllersSync
 from worker.session_records import SessionRecords
 
@@ -77,11 +77,18 @@ FOLLOW_INTERVAL = 0.02
 IDLE_POLL = 0.02
 # Work due this soon (wall seconds) is waited for in place; later work is woken up for.
 IN_PLACE_WAIT = 0.25
-# Every this many wall seconds of work, a runner whose only work left is retrying pods on a
-# cluster that has not changed since their last attempt (an error like no nodes at all retries
-# every podMaxBackoffSeconds for ever, at a high speed always due within IN_PLACE_WAIT) gives
-# its worker up and is woken up for the next retry, behind the other clusters waiting.
-FUTILE_SLICE = 2.0
+# Every this many wall seconds of work, a live runner whose only work left is retrying pods on
+# a cluster that has not changed since their last attempt (an error like no nodes at all retries
+# every podMaxBackoffSeconds for ever; pods that fit nowhere are retried by the 5-minute flush
+# of unschedulablePods, every 30 ms of wall time at speed 10000) gives its worker up and is
+# woken up for the next retry, behind the other clusters waiting, and no sooner than
+# FUTILE_WAKE_FLOOR (worker/session_clock.py) wall seconds later (a change to the cluster
+# starts a runner at once). So does one that has placed no pod and seen no change for
+# NO_PROGRESS_SECONDS of work (a queue too long to try every pod within a slice): it goes on
+# from its saved queue when woken. A virtual cluster stops when its only work left is futile,
+# as the simulator does; a paused one steps on.
+FUTILE_SLICE = 0.5
+NO_PROGRESS_SECONDS = 10.0
 # A paused step runs at most this many empty pops and clock jumps looking for a cycle.
 STEP_SEARCH_LIMIT = 1000
 
@@ -126,6 +133,11 @@ class Session(SessionClock, ControllersSync, SessionRecords):
         self.next_state_save = 0.0
         self.lease_renew_every = 5.0
         self.anchor: tuple[float, float | None] = (0.0, None)
+        # Pods placed in this session; whether it gave its worker up with only futile work left,
+        # and how soon it may be woken up then (FUTILE_SLICE).
+        self.placed = 0
+        self.gave_up = False
+        self.wake_floor = 0.0
 
     # ------------------------------------------------------------------ set-up
 
@@ -207,6 +219,11 @@ class Session(SessionClock, ControllersSync, SessionRecords):
         else:
             if self.result.stopped != STOP_LEASE_LOST:
                 self._bind_deferred()
+                # Stopped idle with only futile retries left (the next one the 5-minute flush
+                # of unschedulablePods, every 30 ms of wall time at speed 10000): woken up no
+                # sooner than a second later, rather than a new session at every flush.
+                if not self.gave_up and self._only_futile_work(stalled=0.0):
+                    self.wake_floor = IDLE_FUTILE_WAKE_FLOOR
                 self._plan_wake()
             self._flush(final=True)
         finally:
@@ -265,6 +282,7 @@ class Session(SessionClock, ControllersSync, SessionRecords):
         next_follow = now
         last_activity = now
         last_slice = now
+        progress, progress_at = self._progress_mark(), now
         while True:
             now = time.monotonic()
             # Checked before every cycle: a runner paused past a third of its lease renews it
@@ -317,8 +335,12 @@ class Session(SessionClock, ControllersSync, SessionRecords):
             if worked:
                 last_activity = now
                 if now - last_slice >= FUTILE_SLICE:
-                    if self._only_futile_retries():
+                    mark = self._progress_mark()
+                    if mark != progress:
+                        progress, progress_at = mark, now
+                    if self._only_futile_work(stalled=now - progress_at):
                         self._flush()
+                        self.gave_up, self.wake_floor = True, FUTILE_WAKE_FLOOR
                         self.result.stopped = STOP_IDLE
                         return
                     last_slice = now
@@ -332,12 +354,27 @@ class Session(SessionClock, ControllersSync, SessionRecords):
                 return
             time.sleep(IDLE_POLL)
 
-    def _only_futile_retries(self) -> bool:
-        """Whether all the work left is retrying pods in backoffQ on an unchanged cluster. With
-        backoffQ empty too there is no retry at all: the work was cycles of new pods (a stream
-        of them keeps the queue empty between cycles), and the runner stops once idle instead
-        of handing over to a new session, which lists the cluster again, every FUTILE_SLICE."""
-        return bool(len(self.scheduler.queue.backoff_q)) and self.scheduler.retries_futile()
+    def _progress_mark(self) -> tuple[int, int]:
+        """Pods placed and cluster changes seen so far: unchanged, nothing moved forward."""
+        return self.placed, self.scheduler.cluster_generation
+
+    def _only_futile_work(self, *, stalled: float) -> bool:
+        """Whether the runner is to give its worker up (FUTILE_SLICE): pods are left, none
+        waits at Permit or for its bind, and every one was last tried on the cluster as it is
+        now (a retry would decide the same), or (live) nothing moved forward for
+        NO_PROGRESS_SECONDS. With no pod left there is no retry at all: the work was cycles of
+        new pods (a stream of them keeps the queue empty between cycles), and the runner stops
+        once idle instead of handing over to a new session, which lists the cluster again."""
+        scheduler = self.scheduler
+        if self.paused or scheduler.waiting or scheduler.deferred:
+            return False  # paused, the steps asked for are the work, futile or not
+        pending = scheduler.pending_pods()
+        if not pending:
+            return False
+        if not self.virtual and stalled >= NO_PROGRESS_SECONDS:
+            return True
+        generation = scheduler.cluster_generation
+        return all(scheduler.attempt_generations.get(pod.key) == generation for pod in pending)
 
     def _work(self) -> bool:
         """Runs what the run state allows; False when there is nothing to do now."""

@@ -12,6 +12,13 @@ from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
 from worker.binding import GroupBindingScheduler
 from worker.run_result import STOP_IDLE, RunResult
 
+# A runner that gave its worker up with only futile work left (worker/session.py, FUTILE_SLICE)
+# is woken up again no sooner than FUTILE_WAKE_FLOOR wall seconds later; one that stopped idle
+# with only futile retries due (a flush of unschedulablePods every 30 ms at speed 10000), no
+# sooner than IDLE_FUTILE_WAKE_FLOOR: not a new session, listing the cluster, at every flush.
+FUTILE_WAKE_FLOOR = 5.0
+IDLE_FUTILE_WAKE_FLOOR = 1.0
+
 
 class SessionClock:
     """The clock part of a runner's session (worker/session.py)."""
@@ -24,6 +31,10 @@ class SessionClock:
     paused: bool
     # The cluster's clock anchor: (scheduler time, wall time) (schedviz/cluster/clock.py).
     anchor: tuple[float, float | None]
+    # The session gave its worker up with only futile work left, and how soon it may be woken
+    # up (wall seconds; worker/session.py, FUTILE_SLICE).
+    gave_up: bool
+    wake_floor: float
 
     def _wall_seconds_until(self, when: float) -> float:
         speed = self.clock.speed if isinstance(self.clock, ScaledWallClock) else 0.0
@@ -43,9 +54,13 @@ class SessionClock:
             for due in (self.scheduler.next_wakeup(), self.scheduler.next_unschedulable_flush())
             if due is not None
         ]
-        if not dues:
+        if self.gave_up and not dues:
+            delay = self.wake_floor  # pods left to try: woken up to go on with them
+        elif not dues:
             return
-        delay = self._wall_seconds_until(min(dues))
+        else:
+            # Only futile work left (worker/session.py, FUTILE_SLICE): no sooner than the floor.
+            delay = max(self.wake_floor, self._wall_seconds_until(min(dues)))
         if math.isinf(delay):
             return
         self.result.wake_in = delay

@@ -10,7 +10,7 @@ from schedviz.cluster import live, services
 from schedviz.cluster.models import Cluster, Cycle
 from schedviz.cluster.queue_state import queue_state_save
 from schedviz.scheduler.clock import ScaledWallClock, VirtualClock
-from schedviz.scheduler.trace import RESULT_WAITING, CycleTrace
+from schedviz.scheduler.trace import RESULT_SCHEDULED, RESULT_WAITING, CycleTrace
 from worker.binding import GroupBindingScheduler
 from worker.db_store import DatabaseStore, LeaseLostError
 from worker.publish import QUEUE_LIST_LIMIT, Publisher
@@ -42,12 +42,16 @@ class SessionRecords:
     last_flush: float
     # When the queue may be saved again (time.monotonic).
     next_state_save: float
+    # Pods placed in the session (worker/session.py, FUTILE_SLICE).
+    placed: int
 
     def _on_trace(self, trace: CycleTrace) -> None:
         if self.store.connection_failed is not None:
             return  # its bind may or may not have committed: the next list tells
         # A cycle held at Permit is emitted again with its outcome: the latest one is kept.
         self.pending[trace.cycle] = trace
+        if trace.result == RESULT_SCHEDULED:
+            self.placed += 1
         self.publisher.cycle(live.cycle_summary(trace))
 
     def _offer_queue(self) -> None:

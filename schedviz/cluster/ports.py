@@ -15,8 +15,9 @@ runner of its own (``runners_elsewhere``): a runner thread would die with it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
 
@@ -44,12 +45,20 @@ def start_runner(cluster_id: int) -> None:
     _runner_starter(cluster_id)
 
 
-def runners_elsewhere() -> None:
-    """This process writes and exits (a command): it starts no runner itself. The change waits
-    in the change log for the serving process's watch (embedded) or the workers (distributed:
-    the runner starter sends a task, which outlives this process, so it stays)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        register_runner_starter(None)
+@contextlib.contextmanager
+def runners_elsewhere() -> Iterator[None]:
+    """While it lasts, this process (a command that writes and exits) starts no runner itself.
+    The change waits in the change log for the serving process's watch (embedded) or the
+    workers (distributed: the runner starter sends a task, which outlives this process, so it
+    stays)."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        yield
+        return
+    previous = register_runner_starter(None)
+    try:
+        yield
+    finally:
+        register_runner_starter(previous)
 
 
 def register_work_watcher(watcher: Callable[[], None] | None) -> None:

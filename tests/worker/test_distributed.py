@@ -180,7 +180,8 @@ def test_two_workers_asked_to_run_one_cluster_at_once_let_exactly_one_schedule(
     services.manifests_apply(cluster=cluster, text=manifests(20, pods))
     workers.start()
     workers.start()
-    results = [tasks.run_cluster.delay(cluster.pk) for _ in range(2)]
+    # Results are not kept by default (CELERY_TASK_IGNORE_RESULT): asked for here.
+    results = [tasks.run_cluster.apply_async((cluster.pk,), ignore_result=False) for _ in range(2)]
     outcomes = [result.get(timeout=120) for result in results]
     assert sorted(outcome["acquired"] for outcome in outcomes) == [False, True]
     (winner,) = [outcome for outcome in outcomes if outcome["acquired"]]

@@ -1,6 +1,7 @@
-"""Distributed soak: the deployment docker-compose.yml describes, on this machine. daphne and two
-Celery workers started with the compose file's own command lines for its web and worker
-services (only the port differs: a free one), on PostgreSQL and Redis; 20 JSON websocket
+"""Distributed soak: the deployment docker-compose.yml describes, on this machine. daphne, two
+Celery workers and the beat started with the compose file's own command lines for its web,
+worker and beat services (only the port and the beat's schedule file differ), on PostgreSQL and
+Redis; 20 JSON websocket
 clients watch one live cluster while pods come at a steady rate plus bursts. Mid-run one worker
 is ``kill -9``ed (and started again, as compose restarts it) and, later, the lease holder's
 process is SIGSTOPped until another has taken over; between the two the websockets sit idle for
@@ -94,6 +95,7 @@ class Deployment:
     env: dict[str, str]
     port: int
     web: subprocess.Popen[bytes] | None = None
+    beat: subprocess.Popen[bytes] | None = None
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
@@ -130,17 +132,28 @@ class Deployment:
     def start_worker(self) -> subprocess.Popen[bytes]:
         index = len(self.workers)
         home = self.logs / f"worker-{index}"
-        home.mkdir(exist_ok=True)  # -B keeps its schedule file in the working directory
+        home.mkdir(exist_ok=True)
         process = self._spawn(compose_command("worker"), f"worker-{index}", home)
         self.workers.append(process)
         return process
 
+    def start_beat(self) -> None:
+        """The compose file's one beat, its schedule file in this test's directory."""
+        home = self.logs / "beat"
+        home.mkdir(exist_ok=True)
+        argv = [
+            f"--schedule={home / 'celerybeat-schedule'}" if part.startswith("--schedule=") else part
+            for part in compose_command("beat")
+        ]
+        self.beat = self._spawn(argv, "beat", home)
+
     def stop(self) -> None:
-        for process in [*self.workers, *([self.web] if self.web else [])]:
+        others = [process for process in (self.web, self.beat) if process is not None]
+        for process in [*self.workers, *others]:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGCONT)
                 os.killpg(process.pid, signal.SIGTERM)
-        for process in [*self.workers, *([self.web] if self.web else [])]:
+        for process in [*self.workers, *others]:
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -296,6 +309,7 @@ async def test_the_compose_deployment_soaks_through_a_killed_and_a_frozen_worker
     deployed.start_web()  # migrates first, as the compose command does
     for _ in range(2):
         deployed.start_worker()
+    deployed.start_beat()
     token = await in_thread(api_token, deployed.env)
     cluster = (
         await in_thread(

@@ -17,7 +17,7 @@ from schedviz.cluster.clock import cluster_clock_time
 from schedviz.cluster.models import Cluster, Cycle, PendingPods, Pod
 from schedviz.cluster.queue_state import queue_state_get
 from schedviz.scheduler.backend.queue.persistence import POD_FIELDS
-from worker import dispatch
+from worker import dispatch, session
 from worker.runner import (
     STOP_GONE,
     STOP_IDLE,
@@ -26,6 +26,7 @@ from worker.runner import (
     run_cluster,
 )
 from worker.session import FUTILE_SLICE
+from worker.session_clock import FUTILE_WAKE_FLOOR
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -207,7 +208,11 @@ def test_at_a_billion_times_wall_speed_the_loop_makes_progress_and_stops_on_time
     cluster = stuck_cluster()
     Cluster.objects.filter(pk=cluster.pk).update(speed=1e9)
     result = run_cluster(cluster.pk, max_seconds=2)
-    assert result.stopped == STOP_MAX_SECONDS and result.cycles >= 2
+    # Retried on the unchanged cluster, the pod is futile work: the runner gives its worker up
+    # after a slice (or its two seconds run out first), woken up no sooner than the floor.
+    assert result.stopped in (STOP_MAX_SECONDS, STOP_IDLE) and result.cycles >= 2
+    if result.stopped == STOP_IDLE:
+        assert result.wake_in is not None and result.wake_in >= FUTILE_WAKE_FLOOR
 
 
 def test_a_runner_only_retrying_an_erroring_pod_gives_its_worker_up_and_wakes_for_the_retry() -> (
@@ -220,5 +225,45 @@ def test_a_runner_only_retrying_an_erroring_pod_gives_its_worker_up_and_wakes_fo
     # Without the slice it would retry until max_seconds (a bound for a hang, 30 slices).
     result = run_cluster(cluster.pk, max_seconds=FUTILE_SLICE * 30)
     assert result.stopped == STOP_IDLE
-    assert result.wake_in is not None and result.wake_in <= 0.2
+    # Woken up for the next retry, but no sooner than the floor: not every 0.1 s.
+    assert result.wake_in is not None and result.wake_in >= FUTILE_WAKE_FLOOR
     assert len(attempts(cluster)) >= 3
+
+
+def test_a_stuck_cluster_at_the_top_speed_gives_its_worker_up_and_sleeps_till_the_floor(
+    settings: Any,
+) -> None:
+    # The pod fits nowhere; at speed 10000 the 5-minute flush of unschedulablePods retries it
+    # every 30 ms of wall time, for ever: it held a worker for minutes, starving the clusters
+    # queued behind it. Every retry decides the same on the unchanged cluster.
+    settings.SCHEDVIZ_RUNNER_IDLE_SECONDS = 30  # never idle that long: a retry every 30 ms
+    cluster = stuck_cluster(speed=10000.0)
+    result = run_cluster(cluster.pk, max_seconds=FUTILE_SLICE * 30)
+    assert result.stopped == STOP_IDLE
+    assert result.wake_in is not None and result.wake_in >= FUTILE_WAKE_FLOOR
+    assert len(attempts(cluster)) >= 2  # the flush did retry it meanwhile, as upstream's does
+    # A change starts a runner at once, floor or not: a node it fits.
+    services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("large", "16"))
+    assert run_cluster(cluster.pk, max_seconds=FUTILE_SLICE * 30).cycles >= 1
+    assert Pod.objects.get(cluster=cluster, name="big").node_name == "large"
+
+
+def test_a_runner_that_places_nothing_for_a_while_yields_and_goes_on_from_its_queue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A queue too long to try every pod within a slice: no pod placed, no change seen for
+    # NO_PROGRESS_SECONDS (here at once) and the runner gives its worker up; woken, the next one
+    # goes on with the pods not tried yet, from the saved queue.
+    monkeypatch.setattr(session, "FUTILE_SLICE", 0.0)
+    monkeypatch.setattr(session, "NO_PROGRESS_SECONDS", 0.0)
+    cluster = services.cluster_create(name="long", speed=10000.0)
+    pods = "---".join(BIG_POD.replace("name: big", f"name: big-{i}") for i in range(20))
+    services.manifests_apply(cluster=cluster, text=SMALL_NODE % ("small", "2") + "---" + pods)
+    first = run_cluster(cluster.pk)
+    assert first.stopped == STOP_IDLE and 1 <= first.cycles < 20
+    assert first.wake_in is not None and first.wake_in >= FUTILE_WAKE_FLOOR
+    tried = set(Cycle.objects.filter(cluster=cluster).values_list("pod_name", flat=True))
+    second = run_cluster(cluster.pk, wake_at=first.wake_at)
+    assert second.cycles >= 1
+    tried_then = set(Cycle.objects.filter(cluster=cluster).values_list("pod_name", flat=True))
+    assert tried_then - tried, "the woken runner tried no pod left untried"

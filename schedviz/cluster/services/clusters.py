@@ -111,9 +111,22 @@ def cluster_get_or_create(*, name: str, owner: User | None = None) -> tuple[Clus
         return cluster_create(name=name, owner=owner), True
 
 
+def _fence_out_runner(cluster_id: int) -> None:
+    """Inside a transaction that deletes what a runner writes: locks the cluster's lease row,
+    then the cluster row, until it ends. A runner's write under way (its fence holds the lease
+    row, worker/lease.py) commits first and is deleted with the rest; a later one is refused by
+    its fence (the row locked), and nothing that names the cluster (a cycle, a change) commits
+    in between: on PostgreSQL it would be left naming a deleted cluster, the deletion refused
+    at commit by the foreign key. The lease row first, as the runner's writes take them."""
+    list(Lease.objects.select_for_update().filter(cluster_id=cluster_id).values_list("pk"))
+    list(Cluster.objects.select_for_update().filter(pk=cluster_id).values_list("pk"))
+
+
 def cluster_delete(*, cluster: Cluster) -> None:
-    """The cluster and everything in it (objects, changes, cycles, events, profiles, lease)."""
+    """The cluster and everything in it (objects, changes, cycles, events, profiles, lease). A
+    runner at work on it stops at its next write or look: its writes are fenced off first."""
     with transaction.atomic():
+        _fence_out_runner(cluster.pk)
         cluster.delete()
 
 
@@ -124,6 +137,7 @@ def cluster_reset(*, cluster: Cluster) -> None:
     renewal and stops; the runner started on commit lists the empty cluster.
     """
     with transaction.atomic():
+        _fence_out_runner(cluster.pk)
         for model in KIND_MODELS.values():
             _manager(model).filter(cluster=cluster).delete()
         Change.objects.filter(cluster=cluster).delete()

@@ -41,7 +41,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         embedded_database_ready()
-        ports.runners_elsewhere()
+        with ports.runners_elsewhere():
+            self._apply(options)
+
+    def _apply(self, options: dict[str, Any]) -> None:
         owner = None
         if options["owner"]:
             owner = get_user_model().objects.filter(username=options["owner"]).first()
