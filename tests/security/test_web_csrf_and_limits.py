@@ -177,6 +177,7 @@ def test_every_page_write_is_rate_limited(settings: Any, client: Client, cluster
     assert limited == {
         "index",
         "trace_import",
+        "review",
         "cluster_delete",
         "cluster_reset",
         "control",
