@@ -17,6 +17,7 @@ from typing import Any
 
 from schedviz.kube import errors as fe
 from schedviz.kube.decode.meta import read_meta, validate_labels
+from schedviz.kube.decode.pods import STANDARD_RESOURCES
 from schedviz.kube.decode.quantities import canonical_quantity
 from schedviz.kube.decode.reader import Reader, child, index, key
 from schedviz.kube.decode.resources import (
@@ -65,30 +66,9 @@ _STANDARD_SCOPES = (
     SCOPE_VOLUME_ATTRIBUTES_CLASS,
 )
 _SCOPE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-# helper.IsStandardQuotaResourceName's list, and what the BestEffort scopes may limit.
-_QUOTA_RESOURCES = frozenset(
-    {
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
+# helper.IsStandardQuotaResourceName's list (the standard resource names), and what the
+# BestEffort scopes may limit.
+_QUOTA_RESOURCES = STANDARD_RESOURCES
 _BEST_EFFORT_RESOURCES = frozenset({"pods"})
 
 

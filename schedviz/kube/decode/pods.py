@@ -150,7 +150,7 @@ def _read_pod_status(
 
 
 # pkg/apis/core/helper IsStandardResourceName: the names a ResourceList may use unqualified.
-_STANDARD_RESOURCES = frozenset(
+STANDARD_RESOURCES = frozenset(
     {
         "cpu",
         "memory",
@@ -260,7 +260,7 @@ def _validate_pod_resource_name(name: str, path: str) -> list[FieldError]:
     if errs:
         return errs
     standard = (
-        name in _STANDARD_RESOURCES
+        name in STANDARD_RESOURCES
         or is_hugepage_resource(name)
         or name.startswith("requests." + HUGEPAGES_PREFIX)
     )
