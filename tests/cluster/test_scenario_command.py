@@ -80,7 +80,7 @@ def test_the_same_file_and_seed_print_the_same_bytes(tmp_path: Path) -> None:
 def test_the_table_lists_the_steps_and_the_events(tmp_path: Path) -> None:
     code, out, _ = run(write(tmp_path, "s.json", SCENARIO), "--output", "table")
     assert code == 0
-    assert out.startswith("phase: Succeeded\n")
+    assert out.startswith("phase: Succeeded (stopped: every pod placed)\n")
     assert "podScheduled default/p1 -> " in out
 
 

@@ -160,7 +160,7 @@ def test_the_dashboard_at_desktop_and_phone_widths(dashboard_page: Any, tmp_path
     # Keyboard reachable: tabbing from the top reaches the controls.
     page.keyboard.press("Tab")
     focused = set()
-    for _ in range(12):
+    for _ in range(20):
         page.keyboard.press("Tab")
         focused.add(page.evaluate("document.activeElement.textContent.trim()"))
     assert "Pause" in focused
