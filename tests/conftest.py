@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,36 @@ def markup_in_names(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(pods, "name_is_dns_subdomain", storable)
     monkeypatch.setattr(nodes, "name_is_dns_subdomain", storable)
+
+
+# ---------------------------------------------------------------------------------------------
+# The distributed tests (PostgreSQL): no backend of a stopped process is left to block the flush
+
+
+@pytest.fixture(autouse=True)
+def _no_backend_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a distributed test, end every other session on the test database before
+    pytest-django flushes it.
+
+    A worker killed mid-transaction (SIGKILL after the warm shutdown's grace) leaves its
+    PostgreSQL backend running its last statement for a moment; the flush's TRUNCATE then waits
+    on that backend's locks, or deadlocks with it, and the flush fails ("couldn't be flushed"),
+    leaving rows that the next test's workers resume. Autouse, so set up after pytest-django's
+    own database fixture and torn down before its flush, and after the test's own fixtures have
+    stopped their processes.
+    """
+    yield
+    if request.node.get_closest_marker("distributed") is None:
+        return
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    with connection.cursor() as cursor:
+        for _ in range(100):
+            cursor.execute(f"SELECT pg_terminate_backend(pid) {others}")
+            cursor.execute(f"SELECT count(*) {others}")
+            if cursor.fetchone() == (0,):
+                return
+            time.sleep(0.1)
