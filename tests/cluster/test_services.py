@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
 import pytest
 import yaml
-from django.db import transaction
+from services_helpers import a_trace, docs, node, pod, pod_manifest
 
-from schedviz.cluster import ports, services
+from schedviz.cluster import services
 from schedviz.cluster.models import (
     Change,
     Cluster,
@@ -45,39 +44,6 @@ def _no_runners(settings: Any) -> None:
 @pytest.fixture
 def cluster() -> Cluster:
     return services.cluster_create(name="test")
-
-
-def node(name: str, cpu: str = "4", **labels: str) -> str:
-    return yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": name, "labels": labels or {"kubernetes.io/hostname": name}},
-            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
-        }
-    )
-
-
-def pod_manifest(name: str, cpu: str = "1", **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "containers": [
-                {"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}
-            ],
-            **spec,
-        },
-    }
-
-
-def pod(name: str, cpu: str = "1", **spec: Any) -> str:
-    return yaml.safe_dump(pod_manifest(name, cpu, **spec))
-
-
-def docs(*documents: str) -> str:
-    return "---\n".join(documents)
 
 
 def counts(cluster: Cluster) -> tuple[int, ...]:
@@ -151,7 +117,7 @@ def test_run_state_step_speed_and_clock(cluster: Cluster) -> None:
 
 def test_cluster_reset_keeps_profiles_only(cluster: Cluster) -> None:
     services.manifests_apply(cluster=cluster, text=docs(node("n1"), pod("p1"), CONFIG))
-    services.cycles_create(cluster=cluster, traces=[_trace(1, "default/p1")])
+    services.cycles_create(cluster=cluster, traces=[a_trace(1, "default/p1")])
     Lease.objects.create(cluster=cluster, holder="me")
     services.cluster_reset(cluster=cluster)
     assert counts(cluster) == (0, 0, 0, 0, 2)
@@ -616,29 +582,14 @@ def test_volume_binder_updates_land_in_manifests(cluster: Cluster) -> None:
 # --------------------------------------------------------------------------------- records
 
 
-def _trace(number: int, pod_key: str, node_name: str | None = None) -> dict[str, Any]:
-    return {
-        "cycle": number,
-        "pod": pod_key,
-        "profile": "default-scheduler",
-        "attempt": 1,
-        "time": 1.5,
-        "wallTime": 0.01,
-        "result": "Scheduled" if node_name else "Unschedulable",
-        "node": node_name,
-        "message": "",
-        "points": [],
-    }
-
-
 def test_cycles_and_events_are_stored_in_bulk(cluster: Cluster) -> None:
     rows = services.cycles_create(
-        cluster=cluster, traces=[_trace(1, "default/p1"), _trace(2, "team/p2", "n1")]
+        cluster=cluster, traces=[a_trace(1, "default/p1"), a_trace(2, "team/p2", "n1")]
     )
     assert rows == 2
     second = Cycle.objects.get(cluster=cluster, number=2)
     assert (second.pod_namespace, second.pod_name, second.node) == ("team", "p2", "n1")
-    assert second.trace() == _trace(2, "team/p2", "n1")
+    assert second.trace() == a_trace(2, "team/p2", "n1")
     services.events_create(
         cluster=cluster,
         events=[SchedulerEvent("Normal", "Scheduled", "team/p2", "Successfully assigned", 1.5)],
@@ -699,111 +650,3 @@ def test_export_applied_to_an_empty_cluster_reproduces_it(cluster: Cluster) -> N
     assert services.cluster_export_yaml(cluster=copy) == exported
     again = services.manifests_apply(cluster=copy, text=exported)
     assert {a.action for a in again.objects} == {"unchanged"}
-
-
-# --------------------------------------------------------------------------------- runners
-
-
-@pytest.fixture
-def runner_starter() -> Iterator[mock.Mock]:
-    """A runner starter registered in the port in place of the worker's."""
-    starter = mock.Mock()
-    previous = ports.register_runner_starter(starter)
-    yield starter
-    ports.register_runner_starter(previous)
-
-
-def test_runner_is_started_after_commit_only(
-    cluster: Cluster,
-    settings: Any,
-    django_capture_on_commit_callbacks: Any,
-    runner_starter: mock.Mock,
-) -> None:
-    settings.SCHEDVIZ_START_RUNNERS = True
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        services.manifests_apply(cluster=cluster, text=node("n1"))
-        services.cluster_step(cluster=cluster)
-        runner_starter.assert_not_called()
-    assert len(callbacks) == 2
-    assert runner_starter.call_args_list == [mock.call(cluster.id)] * 2
-
-
-def test_without_a_registered_runner_starter_a_write_still_commits(
-    cluster: Cluster, settings: Any, django_capture_on_commit_callbacks: Any
-) -> None:
-    settings.SCHEDVIZ_START_RUNNERS = True
-    previous = ports.register_runner_starter(None)
-    try:
-        with django_capture_on_commit_callbacks(execute=True) as callbacks:
-            services.manifests_apply(cluster=cluster, text=node("n1"))
-    finally:
-        ports.register_runner_starter(previous)
-    assert len(callbacks) == 1
-    assert Node.objects.filter(cluster=cluster, name="n1").exists()
-
-
-def test_the_worker_app_registers_its_runner_starter() -> None:
-    from worker import dispatch
-
-    previous = ports.register_runner_starter(None)
-    ports.register_runner_starter(previous)
-    assert previous is dispatch.ensure_runner
-
-
-def test_scheduler_writes_do_not_start_runners(cluster: Cluster, settings: Any) -> None:
-    services.manifests_apply(cluster=cluster, text=docs(node("n1"), pod("p1")))
-    settings.SCHEDVIZ_START_RUNNERS = True
-    with mock.patch.object(transaction, "on_commit") as on_commit:
-        services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name="n1")
-        services.cycles_create(cluster=cluster, traces=[_trace(1, "default/p1", "n1")])
-    on_commit.assert_not_called()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_binds_of_one_pod_bind_it_once(settings: Any) -> None:
-    """Two binds that both read the pod unbound: the compare-and-set lets one through."""
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        pytest.skip("needs a database with concurrent writers")
-    import threading
-
-    settings.SCHEDVIZ_START_RUNNERS = False
-    cluster = services.cluster_create(name="race")
-    services.manifests_apply(cluster=cluster, text=docs(node("n1"), node("n2"), pod("p1")))
-    both_read = threading.Barrier(2, timeout=10)
-    read = services.updates._pod_for_update
-
-    def read_then_wait(*args: Any) -> Pod:
-        row = read(*args)
-        both_read.wait()
-        return row
-
-    outcomes: dict[str, str] = {}
-
-    def bind(node_name: str) -> None:
-        from django.db import connections
-
-        try:
-            services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name=node_name)
-            outcomes[node_name] = "bound"
-        except BindConflict as error:
-            outcomes[node_name] = str(error)
-        finally:
-            connections.close_all()
-
-    with mock.patch.object(services.updates, "_pod_for_update", read_then_wait):
-        threads = [threading.Thread(target=bind, args=(n,)) for n in ("n1", "n2")]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(20)
-    winner = Pod.objects.get(cluster=cluster, name="p1").node_name
-    loser = "n2" if winner == "n1" else "n1"
-    assert outcomes == {
-        winner: "bound",
-        loser: 'Operation cannot be fulfilled on pods/binding "p1": '
-        f'pod p1 is already assigned to node "{winner}"',
-    }
-    binds = Change.objects.filter(cluster=cluster, type="MODIFIED", name="p1")
-    assert binds.count() == 1
