@@ -201,7 +201,8 @@ def _server_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def _run_in_thread(cluster_id: int, loop: asyncio.AbstractEventLoop | None) -> None:
-    publisher = Publisher(cluster_id, loop=loop)
+    # Started before any request (at boot, by the watch): the serving loop once one is seen.
+    publisher = Publisher(cluster_id, loop=loop, loop_source=lambda: _serving_loop)
     try:
         while True:
             with _lock:

@@ -12,8 +12,10 @@ backlog.
 
 In embedded mode the channel layer lives in memory, in the server's event loop; a runner thread
 hands its sends to that loop (``loop``) instead of running them in a loop of its own, since the
-in-memory layer's queues belong to the loop that reads them. Otherwise the publisher keeps one
-private event loop, so a Redis layer reuses its connections between sends.
+in-memory layer's queues belong to the loop that reads them. A runner started before the server
+knew its loop (at boot, by the watch) asks ``loop_source`` at each send, so it reaches the
+browsers as soon as the first one connects, not only after it restarts. Otherwise the publisher
+keeps one private event loop, so a Redis layer reuses its connections between sends.
 
 Redis may go away (restarted, unreachable): a send that fails or takes longer than
 ``PUBLISH_TIMEOUT`` is logged once, and for ``PUBLISH_RETRY_SECONDS`` nothing more is tried
@@ -59,11 +61,13 @@ class Publisher:
         *,
         layer: Any = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        loop_source: Callable[[], asyncio.AbstractEventLoop | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.group = live.group_name(cluster_id)
         self._layer = layer if layer is not None else get_channel_layer()
         self._main_loop = loop
+        self._loop_source = loop_source
         self._own_loop: asyncio.AbstractEventLoop | None = None
         self._clock = clock
         self._cycles: list[dict[str, Any]] = []
@@ -164,10 +168,13 @@ class Publisher:
     def _deliver(self, message: dict[str, Any]) -> bool:
         """Sends one message; False (logged once per outage) when the layer failed."""
         coroutine = self._layer.group_send(self.group, message)
+        main_loop = self._main_loop
+        if main_loop is None and self._loop_source is not None:
+            main_loop = self._main_loop = self._loop_source()
         try:
-            if self._main_loop is not None and self._main_loop.is_running():
+            if main_loop is not None and main_loop.is_running():
                 # Fire and forget: the runner never waits for a browser.
-                asyncio.run_coroutine_threadsafe(coroutine, self._main_loop)
+                asyncio.run_coroutine_threadsafe(coroutine, main_loop)
                 return True
             if self._own_loop is None:
                 self._own_loop = asyncio.new_event_loop()

@@ -147,6 +147,45 @@ def test_with_the_servers_loop_it_hands_sends_to_that_loop() -> None:
         loop.close()
 
 
+class LoopRecordingLayer(RecordingLayer):
+    """Records the event loop each send ran in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loops: list[asyncio.AbstractEventLoop] = []
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self.loops.append(asyncio.get_running_loop())
+        await super().group_send(group, message)
+
+
+def test_a_runner_started_before_the_server_knew_its_loop_sends_through_it_once_known() -> None:
+    # A runner resumed at boot starts before any request has shown the serving loop: its sends
+    # went to a loop of its own (no browser listens there) until the runner restarted.
+    layer = LoopRecordingLayer()
+    serving: list[asyncio.AbstractEventLoop] = []
+    publisher = Publisher(3, layer=layer, loop_source=lambda: serving[0] if serving else None)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        publisher.status("running")
+        assert layer.loops and layer.loops[0] is not loop
+        serving.append(loop)  # a browser connected: the server's loop is known now
+        publisher.status("idle")
+        for _ in range(200):
+            if len(layer.sent) == 2:
+                break
+            time.sleep(0.01)
+        assert [message["runner"] for _, message in layer.sent] == ["running", "idle"]
+        assert layer.loops[1] is loop
+    finally:
+        publisher.close()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
 class FlakyLayer(RecordingLayer):
     """A channel layer whose Redis can be down."""
 
