@@ -276,6 +276,12 @@ class ControllerManager:
     def _enqueue(self, controller: str, key: str) -> None:
         self._queue[controller, key] = None
 
+    @property
+    def acting(self) -> bool:
+        """Whether the controllers are working their queue now: a store write meanwhile is
+        theirs (the scheduler's writes come between drains, never inside one)."""
+        return self._draining
+
     def drain(self) -> None:
         """Works the queue until it is empty (the keys a sync's writes queue included)."""
         if self._draining:

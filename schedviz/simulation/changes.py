@@ -16,8 +16,9 @@ saw without reaching into the engine.
   happened once the scheduler watched the store: every write to a PersistentVolume or
   PersistentVolumeClaim (the PV controller's bindings, phases and provisioned volumes,
   PreBind's claimRefs and selected nodes), every pod created (a StatefulSet's next ordinal),
-  and any other object a controller created, changed or deleted. Pod updates and deletions
-  are the scheduler's and are in the trace.
+  and any other object a controller created, changed or deleted, pods included (a pod that
+  finished its run time, a scale-down's or PodGC's deletion). The scheduler's own pod updates
+  and deletions (bindings, nominations, preemption's victims) are in the trace.
 
 Each object is its manifest with the fields the engine keeps beside it written back (a
 volume's ``claimRef`` and phase, a claim's ``volumeName``, phase and annotations, a pod's
@@ -84,9 +85,10 @@ def rendered(obj: Any) -> dict[str, Any]:
 class ChangeLog:
     """``objects`` and ``changes`` as the module says: ``given`` is the input, ``loaded`` what
     the store was made of; the log watches ``store`` from now on (make it before the
-    controllers start). ``cycle`` gives the number of the last cycle started. The objects are
-    kept as they are (the engine replaces objects, it never changes one) and rendered only
-    when ``document`` is asked for."""
+    controllers start). ``cycle`` gives the number of the last cycle started;
+    ``controllers_acting`` whether a write is the controllers' (a pod's update or deletion is
+    listed only then). The objects are kept as they are (the engine replaces objects, it never
+    changes one) and rendered only when ``document`` is asked for."""
 
     def __init__(
         self,
@@ -94,8 +96,10 @@ class ChangeLog:
         loaded: Iterable[KubeObject],
         store: ClusterStore,
         cycle: Callable[[], int],
+        controllers_acting: Callable[[], bool] = lambda: False,
     ) -> None:
         self._cycle = cycle
+        self._controllers_acting = controllers_acting
         inputs = {_identity(o): o for o in given}
         self._created: list[Any] = []
         self._changes: list[tuple[int, str, Any]] = []
@@ -109,8 +113,8 @@ class ChangeLog:
 
     def _on_event(self, event_type: str, old: Any, new: Any) -> None:
         obj = new if new is not None else old
-        if isinstance(obj, Pod) and event_type != ADDED:
-            return  # bindings, status updates and deletions: the trace has them
+        if isinstance(obj, Pod) and event_type != ADDED and not self._controllers_acting():
+            return  # the scheduler's bindings, status updates and deletions: in the trace
         if event_type in (ADDED, MODIFIED, DELETED):
             self._changes.append((self._cycle(), event_type, obj))
 

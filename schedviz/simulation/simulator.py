@@ -310,7 +310,13 @@ def new_simulation(
         return [pod for pod in admitted if isinstance(pod, Pod)]
 
     # Watching before the controllers start, so that it sees every write they make.
-    changes = ChangeLog(manifests.objects, objects, store, lambda: scheduler.cycle_count)
+    changes = ChangeLog(
+        manifests.objects,
+        objects,
+        store,
+        lambda: scheduler.cycle_count,
+        controllers_acting=lambda: manager.acting,
+    )
     manager.start(store, admit=admit)
     for start in controllers:
         start(store)
