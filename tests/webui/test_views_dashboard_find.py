@@ -16,32 +16,10 @@ from worker.runner import run_cluster
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
-
-NODES = """
-apiVersion: v1
-kind: Node
-metadata: {name: node-1, labels: {zone: a}}
-status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-2}
-spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}
-status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
-"""
-
 
 @pytest.fixture(autouse=True)
 def _no_runners(settings: Any) -> None:
     settings.SCHEDVIZ_START_RUNNERS = False
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    cluster = services.cluster_create(name="c")
-    services.manifests_apply(cluster=cluster, text=NODES)
-    return cluster
 
 
 def _url(cluster: Cluster, rest: str = "") -> str:
