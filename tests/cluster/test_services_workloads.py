@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -127,20 +128,71 @@ def test_scaling_up_creates_pods_with_new_names(cluster: Cluster) -> None:
     assert before < after and len(after) == 4
 
 
-def test_scaling_a_deployment_down_deletes_pending_pods_first_then_the_newest(
-    cluster: Cluster,
-) -> None:
+def _bind(pod: Pod, node: str, **annotations: str) -> None:
+    manifest = dict(pod.manifest)
+    metadata = dict(manifest["metadata"])
+    metadata["annotations"] = {**metadata.get("annotations", {}), **annotations}
+    manifest["metadata"] = metadata
+    manifest["spec"] = {**manifest["spec"], "nodeName": node}
+    Pod.objects.filter(pk=pod.pk).update(node_name=node, manifest=manifest)
+
+
+def _scale(cluster: Cluster, kind: str, name: str, replicas: int) -> list[str]:
+    """Scales the workload; the pods deleted, in the order their deletions were written."""
+    before = Change.objects.filter(cluster=cluster, type=Change.Type.DELETED).count()
+    services.workload_scale(
+        cluster=cluster, kind=kind, namespace="default", name=name, replicas=replicas
+    )
+    deleted = Change.objects.filter(cluster=cluster, type=Change.Type.DELETED, kind="Pod")
+    return [c.name for c in deleted.order_by("id")][before:]
+
+
+def test_scaling_a_deployment_down_deletes_pending_pods_first(cluster: Cluster) -> None:
     services.manifests_apply(cluster=cluster, text=workload("Deployment", "web", replicas=4))
     first, second, third, fourth = pods_of(cluster)
-    for bound in (first, third):
-        Pod.objects.filter(pk=bound.pk).update(node_name="n1")
-    services.workload_scale(
-        cluster=cluster, kind="Deployment", namespace="default", name="web", replicas=1
-    )
-    assert [p.name for p in pods_of(cluster)] == [first.name]
-    assert ReplicaSet.objects.get(cluster=cluster).manifest["spec"]["replicas"] == 1
-    deleted = Change.objects.filter(cluster=cluster, type=Change.Type.DELETED)
-    assert [c.name for c in deleted] == [fourth.name, second.name, third.name]
+    _bind(first, "n1")
+    _bind(third, "n2")
+    assert set(_scale(cluster, "Deployment", "web", 2)) == {second.name, fourth.name}
+    assert {p.name for p in pods_of(cluster)} == {first.name, third.name}
+    assert ReplicaSet.objects.get(cluster=cluster).manifest["spec"]["replicas"] == 2
+
+
+def test_scaling_down_deletes_a_pod_doubled_up_on_a_node_before_one_alone(
+    cluster: Cluster,
+) -> None:
+    # getPodsToDelete ranks a pod by how many of its related pods share its node.
+    services.manifests_apply(cluster=cluster, text=workload("ReplicaSet", "rs", replicas=3))
+    a, b, alone = pods_of(cluster)
+    _bind(a, "n1")
+    _bind(b, "n1")
+    _bind(alone, "n2")
+    (deleted,) = _scale(cluster, "ReplicaSet", "rs", 2)
+    assert deleted in (a.name, b.name)
+
+
+def test_scaling_down_deletes_the_lowest_pod_deletion_cost_first(cluster: Cluster) -> None:
+    services.manifests_apply(cluster=cluster, text=workload("ReplicaSet", "rs", replicas=3))
+    cheap, dear, dearer = pods_of(cluster)
+    cost = "controller.kubernetes.io/pod-deletion-cost"
+    _bind(cheap, "n1", **{cost: "-5"})
+    _bind(dear, "n2", **{cost: "10"})
+    _bind(dearer, "n3", **{cost: "20"})
+    assert _scale(cluster, "ReplicaSet", "rs", 1) == [cheap.name, dear.name]
+
+
+def test_scaling_down_deletes_the_newest_first_on_a_logarithmic_scale(cluster: Cluster) -> None:
+    # LogarithmicScaleDown: ages compared by the power of two they fall in (the uids break
+    # the ties within one); a pod's creationTimestamp is its manifest's when it has one.
+    services.manifests_apply(cluster=cluster, text=workload("ReplicaSet", "rs", replicas=3))
+    newest, newer, old = pods_of(cluster)  # the first made is given the newest timestamp
+    now = datetime.now(UTC)
+    for pod, age in ((old, 86_400), (newer, 600), (newest, 5)):
+        manifest = dict(pod.manifest)
+        stamp = (now - timedelta(seconds=age)).isoformat()
+        manifest["metadata"] = {**manifest["metadata"], "creationTimestamp": stamp}
+        Pod.objects.filter(pk=pod.pk).update(manifest=manifest)
+        _bind(Pod.objects.get(pk=pod.pk), f"n-{pod.pk}")
+    assert _scale(cluster, "ReplicaSet", "rs", 1) == [newest.name, newer.name]
 
 
 def test_deleting_a_deployment_deletes_its_replica_set_and_pods(cluster: Cluster) -> None:

@@ -442,7 +442,7 @@ def _scale_down(cluster: Cluster, objects: Sequence[KubeObject]) -> list[Applied
                 for row in PodRow.objects.filter(cluster=cluster, namespace=obj.namespace)
                 if controller_uid(row.manifest) == obj.uid
             ]
-            doomed.extend(pods_to_delete(rows, obj))
+            doomed.extend(pods_to_delete(cluster, rows, obj))
     return _delete_rows(cluster, doomed) if doomed else []
 
 

@@ -5,8 +5,12 @@ The pods come from ``schedviz.controllers.workloads``, as ``manage.py simulate``
 them. A workload's pods are those whose controller ownerReference carries its uid
 (upstream's controllers adopt by selector too; here only what a controller made is its own).
 Scaling down deletes pods in the order of pkg/controller/replicaset ``getPodsToDelete``
-(controller_utils.go ``ActivePods``) as far as the stored state tells it: unscheduled before
-scheduled, then the newest first; a StatefulSet drops its highest ordinals.
+(``schedviz.controllers.controller_utils.pods_to_delete``, as ``simulate`` ranks them):
+unscheduled before scheduled, then by phase, readiness, ``controller.kubernetes.io/
+pod-deletion-cost``, pods doubled up on a node with their siblings (a Deployment's other
+ReplicaSets' too) first, then the newest first on a logarithmic scale; a pod was created when
+its manifest's ``metadata.creationTimestamp`` says, else when its Change row was written. A
+StatefulSet drops its highest ordinals.
 
 A finished Job (Complete or Failed) gets no pod, and the successes a Job's status counts are
 taken off its completions (``job_active_count``); daemon and stateful pods carry the
@@ -22,12 +26,17 @@ is bound (the runner asks for it: ``workload_sync``), as ``simulate`` does.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import time
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
-from schedviz.cluster.models import KIND_MODELS, WORKLOAD_KINDS, Cluster, KubeResource
+from schedviz.cluster.models import KIND_MODELS, WORKLOAD_KINDS, Change, Cluster, KubeResource
 from schedviz.cluster.models import Node as NodeRow
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.cluster.services.stored import _manager, kind_of
+from schedviz.controllers.controller_utils import Times
+from schedviz.controllers.controller_utils import pods_to_delete as ranked_pods_to_delete
 from schedviz.controllers.workloads import (
     DESIRED_REPLICAS_ANNOTATION,
     daemon_set_pods,
@@ -45,6 +54,7 @@ from schedviz.kube.objects import (
     Job,
     KubeObject,
     Node,
+    Pod,
     ReplicaSet,
     ReplicationController,
     StatefulSet,
@@ -185,9 +195,10 @@ def _scaled(row: KubeResource, replicas: int) -> ReplicaSet | None:
     return replica_set
 
 
-def pods_to_delete(rows: Sequence[PodRow], workload: Workload) -> list[PodRow]:
+def pods_to_delete(cluster: Cluster, rows: Sequence[PodRow], workload: Workload) -> list[PodRow]:
     """The pods a scale-down to ``workload.replicas`` deletes: a StatefulSet's highest
-    ordinals; otherwise unscheduled before scheduled, the newest first (getPodsToDelete)."""
+    ordinals; otherwise the first of the pods ranked as getPodsToDelete ranks them (the
+    module docstring)."""
     extra = len(rows) - workload.replicas
     if extra <= 0:
         return []
@@ -199,4 +210,62 @@ def pods_to_delete(rows: Sequence[PodRow], workload: Workload) -> list[PodRow]:
             return int(suffix) if suffix.isdigit() else -1
 
         return sorted(rows, key=ordinal, reverse=True)[:extra]
-    return sorted(rows, key=lambda r: (bool(r.node_name), -r.pk))[:extra]
+    pods = {row.pk: _stored_pod(row) for row in rows}
+    related = [pods.get(row.pk) or _stored_pod(row) for row in _related_rows(cluster, workload)]
+    every = [*pods.values(), *related]
+    times = Times(created=_creation_times(cluster, every))
+    row_of = {id(pod): row for row, pod in zip(rows, pods.values(), strict=True)}
+    ranked = ranked_pods_to_delete(list(pods.values()), related, extra, times, time.time())
+    return [row_of[id(pod)] for pod in ranked]
+
+
+def _stored_pod(row: PodRow) -> Pod:
+    pod = decode_object(row.manifest)
+    assert isinstance(pod, Pod)
+    return dataclasses.replace(pod, node_name=row.node_name) if row.node_name else pod
+
+
+def _related_rows(cluster: Cluster, workload: Workload) -> list[PodRow]:
+    """getIndirectlyRelatedPods: the pods of every ReplicaSet with the same controller (a
+    Deployment's), or the workload's own."""
+    owner = controller_uid(workload.manifest)
+    uids = {workload.uid}
+    if owner and isinstance(workload, ReplicaSet):
+        siblings = _manager(KIND_MODELS["ReplicaSet"]).filter(
+            cluster=cluster, namespace=workload.namespace
+        )
+        uids |= {
+            (row.manifest.get("metadata") or {}).get("uid", "")
+            for row in siblings
+            if controller_uid(row.manifest) == owner
+        }
+    return [
+        row
+        for row in PodRow.objects.filter(cluster=cluster, namespace=workload.namespace)
+        if controller_uid(row.manifest) in uids
+    ]
+
+
+def _creation_times(cluster: Cluster, pods: Iterable[Pod]) -> dict[str, float]:
+    """Each pod's creationTimestamp (epoch seconds): its manifest's, else its last ADDED
+    Change row's."""
+    created: dict[str, float] = {}
+    unstamped: dict[tuple[str, str], str] = {}
+    for pod in pods:
+        stamp = (pod.manifest.get("metadata") or {}).get("creationTimestamp")
+        try:
+            created[pod.uid] = datetime.fromisoformat(str(stamp)).timestamp()
+        except ValueError:
+            unstamped[(pod.namespace, pod.name)] = pod.uid
+    if unstamped:
+        rows = Change.objects.filter(
+            cluster=cluster,
+            kind="Pod",
+            type=Change.Type.ADDED,
+            name__in={name for _, name in unstamped},
+        ).values_list("namespace", "name", "created_at")
+        for namespace, name, at in rows:
+            uid = unstamped.get((namespace, name))
+            if uid is not None:
+                created[uid] = max(created.get(uid, 0.0), at.timestamp())
+    return created
