@@ -370,14 +370,16 @@ class DatabaseStore(ClusterStore):
     # ------------------------------------------------------------------ writes, to the database
 
     @contextmanager
-    def write(self) -> Iterator[None]:
+    def write(self, *, savepoint: bool = True) -> Iterator[None]:
         """One transaction for a write of the runner, refused with ``LeaseLostError`` when the
-        lease is no longer this runner's."""
+        lease is no longer this runner's. Inside a group, a savepoint, unless the write leaves
+        nothing to take back when it fails (``savepoint=False``: an exception leaving the block
+        would doom the whole group)."""
         if self.connection_failed is not None:
             # Nothing more in a cycle whose write failed: its outcome is unknown.
             raise self.connection_failed
         try:
-            with transaction.atomic():
+            with transaction.atomic(savepoint=savepoint or not self._grouped):
                 if not self._grouped and (
                     self.fenced_off or (self._fence is not None and not self._fence())
                 ):
@@ -442,9 +444,11 @@ class DatabaseStore(ClusterStore):
         return old
 
     def bind(self, pod: Pod, node_name: str) -> Status | None:
-        """The pods/binding subresource, as a compare-and-set on the pod's row."""
-        try:
-            with self.write():
+        """The pods/binding subresource, as a compare-and-set on the pod's row. A bind that
+        fails writes nothing (``services.pod_bind``), so a group's binds need no savepoints."""
+        failure: services.ServiceError | None = None
+        with self.write(savepoint=False):
+            try:
                 binding = services.pod_bind(
                     cluster=self.cluster,
                     namespace=pod.namespace,
@@ -452,8 +456,10 @@ class DatabaseStore(ClusterStore):
                     node_name=node_name,
                     row=self._bind_rows.pop((pod.namespace, pod.name), None),
                 )
-        except services.ServiceError as error:
-            message = str(error)
+            except services.ServiceError as error:
+                failure = error  # caught inside: it must not leave the group's block
+        if failure is not None:
+            message = str(failure)
             return Status(Code.Error, (message,), error=message)
         self._own_binds[binding.change_id] = binding
         return None

@@ -7,6 +7,7 @@ from unittest import mock
 
 import pytest
 import yaml
+from django.db import transaction
 from services_helpers import a_trace, docs, node, pod, pod_manifest
 
 from schedviz.cluster import services
@@ -443,6 +444,27 @@ def test_bind_that_loses_the_race_after_reading_fails_and_writes_nothing(cluster
         services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name="n2")
     assert Change.objects.count() == changes
     assert Pod.objects.get(cluster=cluster, name="p1").node_name == "n1"
+
+
+def test_a_bind_that_loses_the_race_inside_a_transaction_leaves_the_transaction_usable(
+    cluster: Cluster,
+) -> None:
+    # A runner's group commit binds many pods in one transaction without a savepoint per bind:
+    # a bind that fails must write nothing and doom nothing, so the next bind commits.
+    services.manifests_apply(cluster=cluster, text=docs(node("n1"), pod("p1"), pod("p2")))
+    stale = Pod.objects.get(cluster=cluster, name="p1")
+    services.pod_bind(cluster=cluster, namespace="default", name="p1", node_name="n1")
+    changes = Change.objects.count()
+    with transaction.atomic():
+        with pytest.raises(BindConflict, match='already assigned to node "n1"'):
+            services.pod_bind(
+                cluster=cluster, namespace="default", name="p1", node_name="n1", row=stale
+            )
+        with pytest.raises(ObjectNotFound, match='nodes "gone" not found'):
+            services.pod_bind(cluster=cluster, namespace="default", name="p2", node_name="gone")
+        services.pod_bind(cluster=cluster, namespace="default", name="p2", node_name="n1")
+    assert Change.objects.count() == changes + 1
+    assert Pod.objects.get(cluster=cluster, name="p2").node_name == "n1"
 
 
 def test_bind_of_a_row_read_before_another_change_reads_it_again_and_keeps_that_change(
