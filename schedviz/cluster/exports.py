@@ -198,17 +198,17 @@ def trace_export_kss_text(*, cluster: Cluster) -> Iterator[str]:
     for index, node in enumerate(_kss_nodes(cluster), 1):
         yield ("," if index > 1 else "") + _compact(node)
     for manifest, bodies in _kss_pods(cluster):
-        history = [_kss_annotation_texts(*body) for body in bodies]
+        history = [_kss_annotation_forms(*body) for body in bodies]
         yield ("," if index else "") + kss_text.pod_text(manifest, history)
         index += 1
     yield "]}"
 
 
-def _kss_annotation_texts(body: bytes, node_order_id: int | None) -> dict[str, str]:
+def _kss_annotation_forms(body: bytes, node_order_id: int | None) -> dict[str, tuple[str, str]]:
     trace = decode_body_trace(body, node_order_id)
     if trace is None:  # stored as the documented JSON (an imported cluster's)
-        return kss_annotations(decode_body(body, node_order_id))
-    return kss_text.annotation_texts(trace)
+        return kss_text.annotation_forms(decode_body(body, node_order_id))
+    return kss_text.annotation_forms(trace)
 
 
 _KSS_LIST = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}

@@ -11,7 +11,13 @@ is the definition, and the way for imported clusters' cycles, stored as that JSO
 ``annotation_texts`` writes the same strings straight from a decoded ``CycleTrace`` (not
 upstream: as ``schedviz/scheduler/trace_json.py`` does for the trace's own JSON), without the
 documented JSON's dicts: each node's part is made once per distinct outcome, each node name
-encoded once per node order. ``pod_text`` writes the annotated pod of the export.
+encoded once per node order.
+
+``pod_text`` writes the annotated pod of the export (``json.dumps`` of it, byte for byte). Its
+JSON holds each annotation escaped once (a string in the pod) and again inside result-history (a
+string in a string): about a gigabyte at 5000 nodes and 2000 cycles, where escaping whole texts
+took longer than writing them. ``annotation_forms`` writes those two forms from the forms of the
+texts' pieces (node names, each node's part), kept as they repeat.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from json.encoder import encode_basestring
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 from schedviz.scheduler.framework.interface import Code, Status
@@ -168,36 +174,49 @@ def kss_annotations(trace: Mapping[str, Any]) -> dict[str, str]:
 # From the decoded trace
 
 
-class _Names(dict[str, str]):
-    """The node order's names as Go's JSON text; a name outside the order is encoded when
+class _Members:
+    """A map keyed by node as text not yet joined: each key (a node's name as JSON text, then
+    ":") and its value's text, in key order. Kept apart so that the text can be written in the
+    forms the pod's JSON holds it (``_Form``) from each piece's form, made once per piece."""
+
+    __slots__ = ("keys", "values")
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.values: list[str] = []
+
+    def text(self, form: Callable[[str], str] | None = None) -> str:
+        keys, values = self.keys, self.values
+        if form is not None:
+            keys, values = list(map(form, keys)), list(map(form, values))
+        return "{" + ",".join(map(str.__add__, keys, values)) + "}"
+
+
+class _Keys(dict[str, str]):
+    """Node names as the keys of ``_Members``; a name outside the node order is encoded when
     asked (and not kept: ``in`` tells the order's names)."""
 
     def __missing__(self, node: str) -> str:
-        return go_string(node)
+        return go_string(node) + ":"
 
 
-_names_of: tuple[tuple[str, ...], _Names] = ((), _Names())
+_keys_of: tuple[tuple[str, ...], _Keys] = ((), _Keys())
 
 
-def _names(all_nodes: tuple[str, ...]) -> _Names:
-    """Each node's name as text; the node order is shared between cycles, so the last one
-    asked for is kept."""
-    global _names_of
-    cached = _names_of  # read once: other threads may replace it
+def _keys(all_nodes: tuple[str, ...]) -> _Keys:
+    """Each node's key; the node order is shared between cycles, so the last one asked for is
+    kept."""
+    global _keys_of
+    cached = _keys_of  # read once: other threads may replace it
     if cached[0] is not all_nodes:
-        cached = (all_nodes, _Names((name, go_string(name)) for name in all_nodes))
-        _names_of = cached
+        cached = (all_nodes, _Keys((name, go_string(name) + ":") for name in all_nodes))
+        _keys_of = cached
     return cached[1]
 
 
 def _object_text(members: Iterable[tuple[str, str]]) -> str:
     """A map of strings, its members already in key order, as text."""
     return "{" + ",".join(f"{go_string(key)}:{go_string(value)}" for key, value in members) + "}"
-
-
-def _keyed_text(members: Iterable[tuple[str, str]]) -> str:
-    """A map whose keys and values are text already, in key order."""
-    return "{" + ",".join(f"{key}:{value}" for key, value in members) + "}"
 
 
 def _word(record: PointRecord) -> str:
@@ -214,17 +233,17 @@ def _plugin_words(records: list[PointRecord], word: Callable[[PointRecord], str]
     return _object_text(sorted(words.items()))
 
 
-def _filter_texts(trace: CycleTrace, names: _Names) -> tuple[str, list[str]]:
-    """The filter-result text, and the nodes it shows rejected (by name). Only nodes of the
-    order a filter ran on count: PreFilter's cut and rejection, the nodes asked afterwards and
-    the extenders' verdicts are not filter plugins' results."""
+def _filter_members(trace: CycleTrace, keys: _Keys) -> tuple[_Members, list[str]]:
+    """filter-result, and the nodes it shows rejected (by name). Only nodes of the order a
+    filter ran on count: PreFilter's cut and rejection, the nodes asked afterwards and the
+    extenders' verdicts are not filter plugins' results."""
     plugins = trace.filter_plugins
     results = trace.filter_results
     made: dict[tuple[int, int], tuple[str, bool] | None] = {}
     kept: list[Status | None] = []  # keeps the keys' statuses alive while ``made`` is used
-    members: list[tuple[str, str]] = []
+    members = _Members()
     rejected: list[str] = []
-    for node in sorted(filter(names.__contains__, results)):
+    for node in sorted(filter(keys.__contains__, results)):
         passed, rejection = results[node]
         key = (passed, id(rejection))
         if key in made:
@@ -242,68 +261,68 @@ def _filter_texts(trace: CycleTrace, names: _Names) -> tuple[str, list[str]]:
                 else None
             )
         if part is not None:
-            members.append((names[node], part[0]))
+            members.keys.append(keys[node])
+            members.values.append(part[0])
             if part[1]:
                 rejected.append(node)
-    return _keyed_text(members), rejected
+    return members, rejected
 
 
-def _post_filter_text(trace: CycleTrace, names: _Names, rejected: list[str]) -> str:
+def _post_filter_members(trace: CycleTrace, keys: _Keys, rejected: list[str]) -> _Members:
     """Every rejected node, when a PostFilter plugin ran; on the nominated node, the plugins
     that nominated it."""
+    members = _Members()
     records = [p for p in trace.points if p.point == "PostFilter"]
     if not records:
-        return "{}"
+        return members
     nominated = trace.nominated_node or None
     plugins = sorted({p.plugin for p in records if p.code == Code.Success})
     victim = _object_text((plugin, KSS_PREEMPTION_VICTIM) for plugin in plugins)
-    return _keyed_text((names[node], victim if node == nominated else "{}") for node in rejected)
+    members.keys = [keys[node] for node in rejected]
+    members.values = [victim if node == nominated else "{}" for node in rejected]
+    return members
 
 
-def _score_texts(trace: CycleTrace, names: _Names) -> tuple[str, str]:
+def _score_members(trace: CycleTrace, keys: _Keys) -> tuple[_Members, _Members]:
     """score-result and finalscore-result: the plugins run at Score (a plugin named twice keeps
     its last column, a node named twice its last row), raw and weighted."""
+    score, final_score = _Members(), _Members()
     ran = {p.plugin for p in trace.points if p.point == "Score"}
     last = {plugin: column for column, (plugin, _) in enumerate(trace.score_plugins)}
     chosen = sorted((plugin, column) for plugin, column in last.items() if plugin in ran)
     if not chosen:
-        return "{}", "{}"
-    plugin_texts = [go_string(plugin) for plugin, _ in chosen]
-    raw = [trace.raw_scores[column] for _, column in chosen]
-    normalized = [trace.normalized_scores[column] for _, column in chosen]
-    weights = [trace.score_plugins[column][1] for _, column in chosen]
+        return score, final_score
+    plugins = [go_string(plugin) + ":" for plugin, _ in chosen]
+    count = len(trace.score_nodes)
+    # Each node's row: its raw scores, then its weighted ones, by plugin.
+    raw = [trace.raw_scores[column][:count] for _, column in chosen]
+    weighted = []
+    for _, column in chosen:
+        weight = trace.score_plugins[column][1]
+        weighted.append([value * weight for value in trace.normalized_scores[column][:count]])
+    rows = list(zip(*raw, *weighted, strict=True))
     made: dict[tuple[Any, ...], tuple[str, str]] = {}
 
     def texts(values: tuple[Any, ...]) -> tuple[str, str]:
         text = made.get(values)
         if text is None:
-            count = len(chosen)
+            strings = [go_string(str(value)) for value in values]
             text = made[values] = (
-                _keyed_text(zip(plugin_texts, map(_str_text, values[:count]), strict=True)),
-                _keyed_text(zip(plugin_texts, map(_str_text, values[count:]), strict=True)),
+                "{" + ",".join(map(str.__add__, plugins, strings[: len(chosen)])) + "}",
+                "{" + ",".join(map(str.__add__, plugins, strings[len(chosen) :])) + "}",
             )
         return text
 
-    rows = {node: row for row, node in enumerate(trace.score_nodes)}
-    score: list[tuple[str, str]] = []
-    final_score: list[tuple[str, str]] = []
-    for node in sorted(rows):
-        row = rows[node]
-        values = (
-            *(column[row] for column in raw),
-            *(column[row] * weight for column, weight in zip(normalized, weights, strict=True)),
-        )
-        score_text, final_text = texts(values)
-        score.append((names[node], score_text))
-        final_score.append((names[node], final_text))
-    return _keyed_text(score), _keyed_text(final_score)
+    last_row = {node: row for row, node in enumerate(trace.score_nodes)}
+    nodes = sorted(last_row)
+    score.keys = final_score.keys = [keys[node] for node in nodes]
+    pairs = [texts(rows[last_row[node]]) for node in nodes]
+    score.values = [pair[0] for pair in pairs]
+    final_score.values = [pair[1] for pair in pairs]
+    return score, final_score
 
 
-def _str_text(value: Any) -> str:
-    return go_string(str(value))
-
-
-def _pre_filter_text(trace: CycleTrace, names: _Names) -> str:
+def _pre_filter_text(trace: CycleTrace) -> str:
     """The nodes PreFilter narrowed to, under each plugin its status names (NodeAffinity when
     it names none)."""
     narrowed = trace.pre_filter_nodes
@@ -311,24 +330,24 @@ def _pre_filter_text(trace: CycleTrace, names: _Names) -> str:
         return "{}"
     status = trace.pre_filter_status
     plugins = _plugins_named_in(status_json(status) if status else None) or ["NodeAffinity"]
-    nodes = "[" + ",".join(names[node] for node in sorted(narrowed)) + "]"
-    return _keyed_text((go_string(plugin), nodes) for plugin in sorted(set(plugins)))
+    nodes = "[" + ",".join(map(go_string, sorted(narrowed))) + "]"
+    return "{" + ",".join(f"{go_string(plugin)}:{nodes}" for plugin in sorted(set(plugins))) + "}"
 
 
-def annotation_texts(trace: CycleTrace) -> dict[str, str]:
-    """``kss_annotations(trace.to_json())``, written from the trace's columns."""
-    names = _names(trace.all_nodes)
-    filter_text, rejected = _filter_texts(trace, names)
-    score_text, final_score_text = _score_texts(trace, names)
+def _annotation_parts(trace: CycleTrace) -> dict[str, str | _Members]:
+    """``kss_annotations(trace.to_json())``, the maps keyed by node not yet joined."""
+    keys = _keys(trace.all_nodes)
+    filter_result, rejected = _filter_members(trace, keys)
+    score, final_score = _score_members(trace, keys)
     by_point: dict[str, list[PointRecord]] = {}
     for record in trace.points:
         by_point.setdefault(record.point, []).append(record)
-    annotations = {
-        KSS_PREFILTER: _pre_filter_text(trace, names),
-        KSS_FILTER: filter_text,
-        KSS_POSTFILTER: _post_filter_text(trace, names, rejected),
-        KSS_SCORE: score_text,
-        KSS_FINALSCORE: final_score_text,
+    annotations: dict[str, str | _Members] = {
+        KSS_PREFILTER: _pre_filter_text(trace),
+        KSS_FILTER: filter_result,
+        KSS_POSTFILTER: _post_filter_members(trace, keys, rejected),
+        KSS_SCORE: score,
+        KSS_FINALSCORE: final_score,
         KSS_PERMIT_TIMEOUT: _plugin_words(by_point.get("Permit", []), lambda _: "0s"),
         KSS_SELECTED_NODE: trace.selected_node,
     }
@@ -337,22 +356,98 @@ def annotation_texts(trace: CycleTrace) -> dict[str, str]:
     return dict(sorted(annotations.items()))
 
 
+def annotation_texts(trace: CycleTrace) -> dict[str, str]:
+    """``kss_annotations(trace.to_json())``, written from the trace's columns."""
+    return {
+        key: part if isinstance(part, str) else part.text()
+        for key, part in _annotation_parts(trace).items()
+    }
+
+
 # ---------------------------------------------------------------------------------------------
 # The pod
 
 
-def _history_text(history: list[dict[str, str]]) -> str:
-    """``go_json(history)``: every annotation but the selected node is Go's JSON text already,
-    which holds no character ``go_string`` escapes beyond what ``encode_basestring`` does."""
+class _Form(dict[str, str]):
+    """Text as the pod's compact JSON holds it, piece by piece: the escaping of a JSON string
+    (``json.dumps``, ASCII only) replaces each character on its own, so the form of a text is
+    the forms of its pieces joined (``{``, ``}``, ``,`` and ``:`` are their own form). The
+    pieces repeat from node to node and cycle to cycle: each one's form is kept, up to a
+    bound."""
+
+    LIMIT = 100_000
+
+    def __init__(self, escape: Callable[[str], str]) -> None:
+        super().__init__()
+        self.escape = escape
+
+    def __missing__(self, piece: str) -> str:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        form = self[piece] = self.escape(piece)
+        return form
+
+
+def _in_value(text: str) -> str:
+    """An annotation's value inside the pod's JSON (between its quotes)."""
+    return encode_basestring_ascii(text)[1:-1]
+
+
+def _in_history(text: str) -> str:
+    """An annotation's value inside result-history (``go_json`` of the attempts), itself a
+    string inside the pod's JSON."""
+    return encode_basestring_ascii(go_string(text)[1:-1])[1:-1]
+
+
+_VALUE = _Form(_in_value)
+_HISTORY = _Form(_in_history)
+
+
+def annotation_forms(trace: CycleTrace | Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """One attempt's annotations as ``pod_text`` writes them: each one's text as the pod's JSON
+    holds it in the pod's annotations, and in result-history. From the decoded trace, or from
+    its documented JSON (a dict)."""
+    parts = _annotation_parts(trace) if isinstance(trace, CycleTrace) else kss_annotations(trace)
+    return {
+        key: (_in_value(part), _in_history(part))
+        if isinstance(part, str)
+        else (part.text(_VALUE.__getitem__), part.text(_HISTORY.__getitem__))
+        for key, part in parts.items()
+    }
+
+
+# Stands in for the annotations' values in the pod's JSON, replaced by their text.
+_MARKER = "\x00kss\x00"
+_MEMBERS = re.compile(
+    "|".join(
+        re.escape(json.dumps(key) + ":" + json.dumps(_MARKER))
+        for key in (
+            KSS_PREFILTER_STATUS,
+            KSS_PREFILTER,
+            KSS_FILTER,
+            KSS_POSTFILTER,
+            KSS_PRESCORE,
+            KSS_SCORE,
+            KSS_FINALSCORE,
+            KSS_RESERVE,
+            KSS_PERMIT,
+            KSS_PERMIT_TIMEOUT,
+            KSS_PREBIND,
+            KSS_BIND,
+            KSS_SELECTED_NODE,
+            KSS_RESULT_HISTORY,
+        )
+    )
+)
+
+
+def _history_text(history: list[dict[str, tuple[str, str]]]) -> str:
+    """result-history (``go_json`` of the attempts' annotations) as the pod's JSON holds it."""
     return (
         "["
         + ",".join(
             "{"
-            + ",".join(
-                f'"{key}":'
-                + (go_string(text) if key == KSS_SELECTED_NODE else encode_basestring(text))
-                for key, text in annotations.items()
-            )
+            + ",".join(f'\\"{key}\\":\\"{forms[1]}\\"' for key, forms in annotations.items())
             + "}"
             for annotations in history
         )
@@ -360,17 +455,31 @@ def _history_text(history: list[dict[str, str]]) -> str:
     )
 
 
-def pod_text(manifest: Mapping[str, Any], history: list[dict[str, str]]) -> str:
+def pod_text(manifest: Mapping[str, Any], history: list[dict[str, tuple[str, str]]]) -> str:
     """The pod as compact JSON (``json.dumps`` with ``separators=(",", ":")``), annotated with
     its last attempt's annotations and ``result-history``: ``history``, oldest first, each
-    attempt's annotations in key order. The manifest is not changed."""
+    attempt's ``annotation_forms``. The manifest is not changed."""
     pod = dict(manifest)
     pod.setdefault("apiVersion", "v1")
     pod.setdefault("kind", "Pod")
-    if history:
-        metadata = pod["metadata"] = dict(pod.get("metadata") or {})
-        annotations = dict(metadata.get("annotations") or {})
-        annotations.update(history[-1])
-        annotations[KSS_RESULT_HISTORY] = _history_text(history)
-        metadata["annotations"] = annotations
+    if not history:
+        return json.dumps(pod, separators=(",", ":"))
+    values = {key: forms[0] for key, forms in history[-1].items()}
+    values[KSS_RESULT_HISTORY] = _history_text(history)
+    metadata = pod["metadata"] = dict(pod.get("metadata") or {})
+    annotations = metadata["annotations"] = dict(metadata.get("annotations") or {})
+    annotations.update(dict.fromkeys(values, _MARKER))
+    # Each member the markers stand in is found once with its key, where a quote ends the
+    # string: the annotations' own. Anything else (a pod holding the marker's text itself)
+    # is written whole, the values unescaped again from their forms.
+    text = json.dumps(pod, separators=(",", ":"))
+    found = _MEMBERS.findall(text)
+    if len(found) == len(set(found)) == len(values):
+        return _MEMBERS.sub(lambda member: _member(member.group(), values), text)
+    annotations.update({key: json.loads(f'"{value}"') for key, value in values.items()})
     return json.dumps(pod, separators=(",", ":"))
+
+
+def _member(member: str, values: dict[str, str]) -> str:
+    key = member[1 : member.index('"', 1)]
+    return f'"{key}":"{values[key]}"'

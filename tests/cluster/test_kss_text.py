@@ -271,14 +271,41 @@ _manifests_of_pods = st.fixed_dictionaries(
 )
 
 
+def _assert_pod_written_as_listed(manifest: dict[str, Any], traces: list[CycleTrace]) -> None:
+    """From the decoded traces and from their JSON (an imported cluster's cycles)."""
+    documents = [trace.to_json() for trace in traces]
+    listed = json.dumps(exports._kss_pod(manifest, documents), separators=(",", ":"))
+    for sources in (traces, documents):
+        history = [kss_text.annotation_forms(source) for source in sources]
+        assert kss_text.pod_text(manifest, history) == listed
+
+
 @settings(max_examples=200, deadline=None)
 @given(_manifests_of_pods, st.lists(_traces(), max_size=3))
 def test_a_pod_is_written_as_the_listed_pod_is(
     manifest: dict[str, Any], traces: list[CycleTrace]
 ) -> None:
-    history = [kss_text.annotation_texts(trace) for trace in traces]
-    listed = exports._kss_pod(manifest, [trace.to_json() for trace in traces])
-    assert kss_text.pod_text(manifest, history) == json.dumps(listed, separators=(",", ":"))
+    _assert_pod_written_as_listed(manifest, traces)
+
+
+def test_a_pod_holding_the_text_that_stands_in_for_annotations_is_written_as_listed() -> None:
+    marker = "\x00kss\x00"
+    trace = _rejected_everywhere("n&1", Code.Success)
+    for own in (
+        {"a": marker},
+        {'"' + exports.KSS_FILTER: marker},
+        {'x"' + exports.KSS_RESULT_HISTORY: marker, exports.KSS_BIND: marker},
+    ):
+        manifest = {"metadata": {"name": "p", "annotations": own}, "spec": {"x": marker}}
+        _assert_pod_written_as_listed(manifest, [trace, trace])
+
+
+def test_the_texts_kept_for_pieces_are_dropped_at_their_bound(monkeypatch: Any) -> None:
+    monkeypatch.setattr(kss_text._Form, "LIMIT", 3)
+    manifest = {"metadata": {"name": "p"}}
+    for trace in [_rejected_everywhere("n&1", Code.Success), _rejected_everywhere("", Code.Wait)]:
+        _assert_pod_written_as_listed(manifest, [trace, _renamed(trace, lambda n: n + HARD)])
+    assert len(kss_text._VALUE) <= 3
 
 
 # ------------------------------------------------------------------------------- the export
