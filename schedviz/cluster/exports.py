@@ -16,7 +16,9 @@ each pod with the annotations the simulator's result store writes
 keys in ``plugin/annotation/annotation.go`` and ``storereflector/annotation.go``): the results
 of the pod's last cycle, and
 ``result-history`` with every cycle's, oldest first. Values are JSON strings as Go's
-``json.Marshal`` writes them (keys sorted, ``<>&`` escaped).
+``json.Marshal`` writes them (keys sorted, ``<>&`` escaped), made by ``kss_text``: the streamed
+text (``trace_export_kss_text``) straight from each cycle's stored trace, the List as data from
+the documented JSON.
 
 ``trace_import`` reads either back into a new cluster, for review: clock virtual, run state
 paused, so nothing is scheduled again until someone asks. A kss List keeps less than a trace;
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -35,8 +36,32 @@ import yaml
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from schedviz.cluster import services
-from schedviz.cluster.models import KIND_MODELS, Cluster, Cycle
+from schedviz.cluster import kss_text, services
+from schedviz.cluster.kss_text import (
+    KSS_BIND,
+    KSS_FILTER,
+    KSS_FINALSCORE,
+    KSS_PASSED,
+    KSS_PERMIT,
+    KSS_PERMIT_TIMEOUT,
+    KSS_POSTFILTER,
+    KSS_PREBIND,
+    KSS_PREEMPTION_VICTIM,
+    KSS_PREFILTER,
+    KSS_PREFILTER_STATUS,
+    KSS_PREFIX,
+    KSS_PRESCORE,
+    KSS_RESERVE,
+    KSS_RESULT_HISTORY,
+    KSS_SCORE,
+    KSS_SELECTED_NODE,
+    KSS_STATUS_POINTS,
+    KSS_SUCCESS,
+    KSS_WAIT,
+    go_json,
+    kss_annotations,
+)
+from schedviz.cluster.models import KIND_MODELS, Cluster, Cycle, decode_body, decode_body_trace
 from schedviz.cluster.models import Pod as PodRow
 from schedviz.cluster.services import ServiceError
 from schedviz.kube.load import parse_json_int, unstorable_value
@@ -53,40 +78,6 @@ TRACE_KIND = "schedviz-trace"
 # The largest cycle number or attempt count a Cycle row holds (PositiveIntegerField).
 MAX_STORED_INT = 2**31 - 1
 
-# ---------------------------------------------------------------------------------------------
-# kube-scheduler-simulator's annotation keys and messages (upstream's exact strings)
-
-KSS_PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
-KSS_PREFILTER_STATUS = KSS_PREFIX + "prefilter-result-status"
-KSS_PREFILTER = KSS_PREFIX + "prefilter-result"
-KSS_FILTER = KSS_PREFIX + "filter-result"
-KSS_POSTFILTER = KSS_PREFIX + "postfilter-result"
-KSS_PRESCORE = KSS_PREFIX + "prescore-result"
-KSS_SCORE = KSS_PREFIX + "score-result"
-KSS_FINALSCORE = KSS_PREFIX + "finalscore-result"
-KSS_RESERVE = KSS_PREFIX + "reserve-result"
-KSS_PERMIT = KSS_PREFIX + "permit-result"
-KSS_PERMIT_TIMEOUT = KSS_PREFIX + "permit-result-timeout"
-KSS_PREBIND = KSS_PREFIX + "prebind-result"
-KSS_BIND = KSS_PREFIX + "bind-result"
-KSS_SELECTED_NODE = KSS_PREFIX + "selected-node"
-KSS_RESULT_HISTORY = KSS_PREFIX + "result-history"
-
-KSS_PASSED = "passed"
-KSS_SUCCESS = "success"
-KSS_WAIT = "wait"
-KSS_PREEMPTION_VICTIM = "preemption victim"
-
-# Per-plugin status annotations: the extension point of our trace each one records.
-_KSS_STATUS_POINTS = {
-    KSS_PREFILTER_STATUS: "PreFilter",
-    KSS_PRESCORE: "PreScore",
-    KSS_RESERVE: "Reserve",
-    KSS_PERMIT: "Permit",
-    KSS_PREBIND: "PreBind",
-    KSS_BIND: "Bind",
-}
-
 KSS_IMPORT_LOSSES = (
     "the order of cycles across pods (cycles are numbered pod by pod, attempts in order)",
     "times, durations and the scheduling queue",
@@ -100,20 +91,6 @@ KSS_IMPORT_LOSSES = (
     "allocatable)",
     "extender requests",
 )
-
-
-def _go_json(value: Any) -> str:
-    """``json.Marshal``: map keys sorted, no spaces, HTML characters escaped."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    for char, escaped in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(char, escaped)
-    return text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,83 +129,6 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _message(entry: Mapping[str, Any]) -> str:
-    """``Status.Message()``: the reasons joined by ", "."""
-    return ", ".join(entry.get("reasons") or [])
-
-
-def _status_word(entry: Mapping[str, Any]) -> str:
-    code = entry.get("code")
-    if code == "Success":
-        return KSS_SUCCESS
-    if code == "Wait":
-        return KSS_WAIT
-    return _message(entry)
-
-
-def _points(trace: Mapping[str, Any], point: str) -> list[dict[str, Any]]:
-    return [p for p in trace.get("points") or [] if p.get("point") == point]
-
-
-def _plugins_named_in(status: Mapping[str, Any] | None) -> list[str]:
-    """The plugins a PreFilter cut names: "node(s) didn't satisfy plugin NodeAffinity", or
-    "plugin(s) [A B]"."""
-    if not status:
-        return []
-    names: list[str] = []
-    for reason in status.get("reasons") or []:
-        match = re.search(r"plugin\(s\) \[([^\]]*)\]|plugin (\w+)", reason)
-        if match:
-            names.extend((match.group(1) or match.group(2)).split())
-    return names or ([status["plugin"]] if status.get("plugin") else [])
-
-
-def kss_annotations(trace: Mapping[str, Any]) -> dict[str, str]:
-    """The annotations kube-scheduler-simulator writes for one scheduling attempt."""
-    pre_filter = trace.get("preFilter") or {}
-    narrowed = pre_filter.get("nodes")
-    pre_filter_result: dict[str, list[str]] = {}
-    if narrowed is not None:
-        for plugin in _plugins_named_in(pre_filter.get("status")) or ["NodeAffinity"]:
-            pre_filter_result[plugin] = list(narrowed)
-    filter_result: dict[str, dict[str, str]] = {}
-    for node, entries in (trace.get("filter") or {}).items():
-        ran = [e for e in entries if not e.get("stage") and not e.get("hypothetical")]
-        if ran:
-            filter_result[node] = {
-                e["plugin"]: KSS_PASSED if e["code"] == "Success" else _message(e) for e in ran
-            }
-    post_filter: dict[str, dict[str, str]] = {}
-    for record in _points(trace, "PostFilter"):
-        # Only the plugin that succeeded nominated a node; every rejected node gets an entry.
-        nominated = trace.get("nominatedNode") if record["code"] == "Success" else None
-        for node, results in filter_result.items():
-            if any(word != KSS_PASSED for word in results.values()):
-                post_filter.setdefault(node, {})
-                if node == nominated:
-                    post_filter[node][record["plugin"]] = KSS_PREEMPTION_VICTIM
-    score_plugins = {p["plugin"] for p in _points(trace, "Score")}
-    score: dict[str, dict[str, str]] = {}
-    final_score: dict[str, dict[str, str]] = {}
-    for node, per_plugin in (trace.get("scores") or {}).items():
-        for plugin, value in per_plugin.items():
-            if plugin in score_plugins:
-                score.setdefault(node, {})[plugin] = str(value["raw"])
-                final_score.setdefault(node, {})[plugin] = str(value["weighted"])
-    annotations: dict[str, str] = {
-        KSS_PREFILTER: _go_json(pre_filter_result),
-        KSS_FILTER: _go_json(filter_result),
-        KSS_POSTFILTER: _go_json(post_filter),
-        KSS_SCORE: _go_json(score),
-        KSS_FINALSCORE: _go_json(final_score),
-        KSS_PERMIT_TIMEOUT: _go_json({p["plugin"]: "0s" for p in _points(trace, "Permit")}),
-        KSS_SELECTED_NODE: trace.get("node") or "",
-    }
-    for key, point in _KSS_STATUS_POINTS.items():
-        annotations[key] = _go_json({p["plugin"]: _status_word(p) for p in _points(trace, point)})
-    return dict(sorted(annotations.items()))
-
-
 def _kss_pod(manifest: Mapping[str, Any], traces: list[dict[str, Any]]) -> dict[str, Any]:
     pod = json.loads(json.dumps(manifest))
     pod.setdefault("apiVersion", "v1")
@@ -239,34 +139,41 @@ def _kss_pod(manifest: Mapping[str, Any], traces: list[dict[str, Any]]) -> dict[
     metadata = pod.setdefault("metadata", {})
     annotations = dict(metadata.get("annotations") or {})
     annotations.update(history[-1])
-    annotations[KSS_RESULT_HISTORY] = _go_json(history)
+    annotations[KSS_RESULT_HISTORY] = go_json(history)
     metadata["annotations"] = annotations
     return dict(pod)
 
 
-def _kss_items(cluster: Cluster) -> Iterator[dict[str, Any]]:
-    """The List's items, an object at a time: the nodes, then the pods with their cycles read
-    side by side, both in the pods' order, so only one pod's cycles are held at once."""
+def _kss_nodes(cluster: Cluster) -> Iterator[dict[str, Any]]:
     nodes = KIND_MODELS["Node"]._default_manager.filter(cluster=cluster).order_by("name")
     for manifest in nodes.values_list("manifest", flat=True).iterator(chunk_size=500):
         yield {"apiVersion": "v1", "kind": "Node", **manifest}
+
+
+def _kss_pods(cluster: Cluster) -> Iterator[tuple[dict[str, Any], list[tuple[bytes, int | None]]]]:
+    """Each pod's manifest and its cycles' bodies (with their node order), the pods and their
+    cycles read side by side, both in the pods' order, so only one pod's cycles are held at
+    once."""
     cycles = (
         Cycle.objects.filter(cluster=cluster)
         .order_by("pod_namespace", "pod_name", "number")
+        .values_list("pod_namespace", "pod_name", "body", "node_order_id")
         .iterator(chunk_size=200)
     )
     pending = next(cycles, None)
     pods = PodRow.objects.filter(cluster=cluster).order_by("namespace", "name")
-    for row in pods.iterator(chunk_size=500):
-        key = (row.namespace, row.name)
+    for namespace, name, manifest in pods.values_list("namespace", "name", "manifest").iterator(
+        chunk_size=500
+    ):
+        key = (namespace, name)
         # Cycles of pods deleted since sort before the next pod still here: skipped.
-        while pending is not None and (pending.pod_namespace, pending.pod_name) < key:
+        while pending is not None and pending[:2] < key:
             pending = next(cycles, None)
-        traces: list[dict[str, Any]] = []
-        while pending is not None and (pending.pod_namespace, pending.pod_name) == key:
-            traces.append(pending.trace())
+        bodies: list[tuple[bytes, int | None]] = []
+        while pending is not None and pending[:2] == key:
+            bodies.append((bytes(pending[2]), pending[3]))
             pending = next(cycles, None)
-        yield _kss_pod(row.manifest, traces)
+        yield manifest, bodies
 
 
 def trace_export_kss(*, cluster: Cluster) -> dict[str, Any]:
@@ -275,16 +182,33 @@ def trace_export_kss(*, cluster: Cluster) -> dict[str, Any]:
 
     A pod's annotations hold its last cycle; ``result-history`` every cycle (a cycle held at
     Permit appears once, with its outcome). Pods never tried carry no annotation. The nodes come
-    as stored, so that an import reads their allocatable."""
-    return {**_KSS_LIST, "items": list(_kss_items(cluster))}
+    as stored, so that an import reads their allocatable. Made from each cycle's documented
+    JSON: the definition ``trace_export_kss_text`` writes faster."""
+    items: list[dict[str, Any]] = list(_kss_nodes(cluster))
+    for manifest, bodies in _kss_pods(cluster):
+        items.append(_kss_pod(manifest, [decode_body(*body) for body in bodies]))
+    return {**_KSS_LIST, "items": items}
 
 
 def trace_export_kss_text(*, cluster: Cluster) -> Iterator[str]:
-    """``trace_export_kss`` as JSON text, an item at a time."""
+    """``trace_export_kss`` as compact JSON text, an item at a time, byte for byte: each
+    cycle's annotations are written straight from its stored body."""
     yield _compact(_KSS_LIST)[:-1] + ',"items":['
-    for index, item in enumerate(_kss_items(cluster)):
-        yield ("," if index else "") + _compact(item)
+    index = 0
+    for index, node in enumerate(_kss_nodes(cluster), 1):
+        yield ("," if index > 1 else "") + _compact(node)
+    for manifest, bodies in _kss_pods(cluster):
+        history = [_kss_annotation_forms(*body) for body in bodies]
+        yield ("," if index else "") + kss_text.pod_text(manifest, history)
+        index += 1
     yield "]}"
+
+
+def _kss_annotation_forms(body: bytes, node_order_id: int | None) -> dict[str, tuple[str, str]]:
+    trace = decode_body_trace(body, node_order_id)
+    if trace is None:  # stored as the documented JSON (an imported cluster's)
+        return kss_text.annotation_forms(decode_body(body, node_order_id))
+    return kss_text.annotation_forms(trace)
 
 
 _KSS_LIST = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}
@@ -485,7 +409,7 @@ def _trace_from_kss(
                 "weight": weight,
                 "weighted": weighted,
             }
-    point_maps = {point: _kss_json(annotations, key) for key, point in _KSS_STATUS_POINTS.items()}
+    point_maps = {point: _kss_json(annotations, key) for key, point in KSS_STATUS_POINTS.items()}
     ran: dict[str, list[list[str]]] = {
         "Filter": [[e["plugin"] for e in entries] for entries in filter_json.values()],
         "Score": [list(per_plugin) for per_plugin in scores.values()],
@@ -698,8 +622,28 @@ def trace_import(*, name: str, owner: User | None, text: str) -> Cluster:
     return cluster
 
 
+# The annotation keys are kss_text's, named here as well for the export's readers.
 __all__ = [
+    "KSS_BIND",
+    "KSS_FILTER",
+    "KSS_FINALSCORE",
     "KSS_IMPORT_LOSSES",
+    "KSS_PASSED",
+    "KSS_PERMIT",
+    "KSS_PERMIT_TIMEOUT",
+    "KSS_POSTFILTER",
+    "KSS_PREBIND",
+    "KSS_PREEMPTION_VICTIM",
+    "KSS_PREFILTER",
+    "KSS_PREFILTER_STATUS",
+    "KSS_PREFIX",
+    "KSS_PRESCORE",
+    "KSS_RESERVE",
+    "KSS_RESULT_HISTORY",
+    "KSS_SCORE",
+    "KSS_SELECTED_NODE",
+    "KSS_SUCCESS",
+    "KSS_WAIT",
     "TRACE_KIND",
     "free_cluster_name",
     "import_name",

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import models
 
 from schedviz.scheduler import trace_codec, trace_json
+from schedviz.scheduler.trace import CycleTrace
 
 
 class Cluster(models.Model):
@@ -410,26 +411,32 @@ class Cycle(models.Model):
 def decode_body_text(body: bytes, node_order_id: int | None) -> str:
     """A Cycle body's trace as the documented JSON's compact text (``json.dumps`` with
     ``separators=(",", ":")`` of ``decode_body``), written without building its dicts."""
-    if not trace_codec.is_encoded(body):
+    trace = decode_body_trace(body, node_order_id)
+    if trace is None:
         return json.dumps(json.loads(zlib.decompress(body)), separators=(",", ":"))
-    digest = trace_codec.body_node_order(body)
-    if node_order_id is None:
-        raise trace_codec.TraceCodecError("a trace codec body without its node order")
-    nodes = _node_order_names(node_order_id, digest.hex())
-    return trace_json.dumps(trace_codec.decode(body, nodes))
+    return trace_json.dumps(trace)
 
 
 def decode_body(body: bytes, node_order_id: int | None) -> dict[str, Any]:
     """A Cycle body's trace as the documented JSON; a trace_codec body is decoded against its
     node order, read once for the few most recently used."""
-    if not trace_codec.is_encoded(body):
+    trace = decode_body_trace(body, node_order_id)
+    if trace is None:
         data: dict[str, Any] = json.loads(zlib.decompress(body))
         return data
+    return trace.to_json()
+
+
+def decode_body_trace(body: bytes, node_order_id: int | None) -> CycleTrace | None:
+    """A trace_codec body's ``CycleTrace``, decoded against its node order; None for a body
+    stored as zlib JSON (an imported cluster's), which holds only the documented JSON."""
+    if not trace_codec.is_encoded(body):
+        return None
     digest = trace_codec.body_node_order(body)
     if node_order_id is None:
         raise trace_codec.TraceCodecError("a trace codec body without its node order")
     nodes = _node_order_names(node_order_id, digest.hex())
-    return trace_codec.decode(body, nodes).to_json()
+    return trace_codec.decode(body, nodes)
 
 
 def decode_body_points(body: bytes) -> list[dict[str, Any]]:
