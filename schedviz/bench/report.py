@@ -140,6 +140,8 @@ def table_row(run: Run, mode: str, go: Run | None) -> str:
         target = f"{target_pods:g}"
         reached = "yes" if met else "**no**"
         clients = f"{r['wsClients']} x {r['wsMessagesPerClientMin']}, {r['wsCyclesLost']} lost"
+        if r.get("wsCloseTimeouts"):
+            clients += f", {r['wsCloseTimeouts']} slow to close"
     else:
         target = reached = clients = "-"
     if go is None:
