@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_exports import DEMO, PREEMPTION, scheduled_cluster
+from trace_corpus import FIDELITY_CASES, LESSONS, ROOT, corpus_manifests
 
 from schedviz.cluster import exports, kss_text, lessons
 from schedviz.kube.load import load_manifests
@@ -29,9 +29,6 @@ from schedviz.scheduler.trace import (
 )
 from schedviz.simulation.simulator import new_simulation
 
-ROOT = Path(__file__).resolve().parents[2]
-FIDELITY_CASES = sorted((ROOT / "tests" / "fidelity" / "cases").glob("*/*.yaml"))
-LESSONS = sorted((ROOT / "schedviz" / "lessons").glob("*/manifests.yaml"))
 SIMULATED = [*FIDELITY_CASES, *LESSONS, DEMO]
 
 # Characters json.Marshal escapes and json.dumps does not, quotes, a backslash, a control
@@ -70,20 +67,6 @@ spec:
 )
 
 
-def _manifests(path: Path) -> str:
-    """The file's manifests; a fidelity case's first document (its FidelityCase header) cut."""
-    text = path.read_text()
-    header = next(yaml.safe_load_all(text), None)
-    if not (isinstance(header, dict) and header.get("kind") == "FidelityCase"):
-        return text
-    starts = [
-        event.start_mark.index
-        for event in yaml.parse(text)
-        if isinstance(event, yaml.DocumentStartEvent) and event.start_mark is not None
-    ]
-    return text[starts[1] :]
-
-
 def _renamed(trace: CycleTrace, rename: Callable[[str], str]) -> CycleTrace:
     """The trace with every node name it holds renamed."""
 
@@ -120,7 +103,7 @@ def _assert_written_as_the_definition(trace: CycleTrace) -> None:
 def test_every_simulated_trace_is_annotated_as_its_json_is_even_with_hard_node_names(
     path: Path,
 ) -> None:
-    simulation = new_simulation(load_manifests(_manifests(path), lenient_names=True), seed=1)
+    simulation = new_simulation(load_manifests(corpus_manifests(path), lenient_names=True), seed=1)
     simulation.run(max_cycles=200)
     assert simulation.traces
     for trace in simulation.traces:

@@ -11,9 +11,9 @@ from typing import Any
 
 import msgpack
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from trace_corpus import DEMO, FIDELITY_CASES, LESSONS, ROOT, corpus_manifests
 
 from schedviz.kube.load import load_manifests
 from schedviz.scheduler import trace_codec
@@ -31,28 +31,11 @@ from schedviz.scheduler.trace import (
 )
 from schedviz.simulation.simulator import new_simulation
 
-ROOT = Path(__file__).resolve().parents[2]
-FIDELITY_CASES = sorted((ROOT / "tests" / "fidelity" / "cases").glob("*/*.yaml"))
-LESSONS = sorted((ROOT / "schedviz" / "lessons").glob("*/manifests.yaml"))
-BUILT_IN = [*LESSONS, ROOT / "schedviz" / "demo" / "demo-cluster.yaml"]
+BUILT_IN = [*LESSONS, DEMO]
 
 
 def _round_trip(trace: CycleTrace) -> dict[str, Any]:
     return trace_codec.decode(trace_codec.encode(trace), trace.all_nodes).to_json()
-
-
-def _manifests(path: Path) -> str:
-    """The file's manifests; a fidelity case's first document (its FidelityCase header) cut."""
-    text = path.read_text()
-    header = next(yaml.safe_load_all(text), None)
-    if not (isinstance(header, dict) and header.get("kind") == "FidelityCase"):
-        return text
-    starts = [
-        event.start_mark.index
-        for event in yaml.parse(text)
-        if isinstance(event, yaml.DocumentStartEvent) and event.start_mark is not None
-    ]
-    return text[starts[1] :]
 
 
 @pytest.mark.parametrize(
@@ -61,7 +44,7 @@ def _manifests(path: Path) -> str:
     ids=[str(p.relative_to(ROOT)) for p in FIDELITY_CASES + BUILT_IN],
 )
 def test_every_trace_of_a_simulated_case_reads_back_as_the_same_json(path: Path) -> None:
-    simulation = new_simulation(load_manifests(_manifests(path), lenient_names=True), seed=1)
+    simulation = new_simulation(load_manifests(corpus_manifests(path), lenient_names=True), seed=1)
     simulation.run(max_cycles=200)
     assert simulation.traces
     for trace in simulation.traces:
