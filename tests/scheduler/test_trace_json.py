@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from test_trace_codec import BUILT_IN, CASES, FIDELITY_CASES, ROOT, _manifests, _traces
+from test_trace_codec import BUILT_IN, CASES, FIDELITY_CASES, ROOT, _traces
+from trace_corpus import corpus_manifests
 
 from schedviz.kube.load import load_manifests
 from schedviz.scheduler import trace_codec, trace_json
@@ -29,7 +30,7 @@ def _expected(trace: CycleTrace) -> str:
 def test_every_simulated_trace_is_written_as_its_json_and_so_is_its_stored_form(
     path: Path,
 ) -> None:
-    simulation = new_simulation(load_manifests(_manifests(path), lenient_names=True), seed=1)
+    simulation = new_simulation(load_manifests(corpus_manifests(path), lenient_names=True), seed=1)
     simulation.run(max_cycles=200)
     for trace in simulation.traces:
         assert trace_json.dumps(trace) == _expected(trace)
