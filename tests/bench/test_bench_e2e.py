@@ -33,6 +33,7 @@ E2E_EXTRA_KEYS = {
     "wsCyclesStored",
     "wsCyclesCoalesced",
     "wsCyclesLost",
+    "wsCloseTimeouts",
 }
 
 
@@ -117,6 +118,7 @@ def test_each_of_the_ten_clients_hears_every_cycle(observed: _Observed) -> None:
         assert client.cycles_missed(stored) == 0
     assert result.extra["wsClients"] == 10
     assert result.extra["wsCyclesLost"] == 0
+    assert result.extra["wsCloseTimeouts"] == 0
     assert result.extra["wsMessagesPerClientMin"] > 0
 
 
