@@ -211,7 +211,12 @@ def pods_to_delete(cluster: Cluster, rows: Sequence[PodRow], workload: Workload)
 
         return sorted(rows, key=ordinal, reverse=True)[:extra]
     pods = {row.pk: _stored_pod(row) for row in rows}
-    related = [pods.get(row.pk) or _stored_pod(row) for row in _related_rows(cluster, workload)]
+    siblings = _sibling_uids(cluster, workload)
+    related = (
+        [pods.get(row.pk) or _stored_pod(row) for row in _pods_owned(cluster, workload, siblings)]
+        if siblings
+        else list(pods.values())
+    )
     every = [*pods.values(), *related]
     times = Times(created=_creation_times(cluster, every))
     row_of = {id(pod): row for row, pod in zip(rows, pods.values(), strict=True)}
@@ -225,20 +230,24 @@ def _stored_pod(row: PodRow) -> Pod:
     return dataclasses.replace(pod, node_name=row.node_name) if row.node_name else pod
 
 
-def _related_rows(cluster: Cluster, workload: Workload) -> list[PodRow]:
-    """getIndirectlyRelatedPods: the pods of every ReplicaSet with the same controller (a
-    Deployment's), or the workload's own."""
+def _sibling_uids(cluster: Cluster, workload: Workload) -> set[str]:
+    """getIndirectlyRelatedPods' owners: a Deployment's ReplicaSets (the workload's among
+    them); none for a ReplicaSet of its own, whose related pods are its own."""
     owner = controller_uid(workload.manifest)
-    uids = {workload.uid}
-    if owner and isinstance(workload, ReplicaSet):
-        siblings = _manager(KIND_MODELS["ReplicaSet"]).filter(
-            cluster=cluster, namespace=workload.namespace
-        )
-        uids |= {
-            (row.manifest.get("metadata") or {}).get("uid", "")
-            for row in siblings
-            if controller_uid(row.manifest) == owner
-        }
+    if not owner or not isinstance(workload, ReplicaSet):
+        return set()
+    replica_sets = _manager(KIND_MODELS["ReplicaSet"]).filter(
+        cluster=cluster, namespace=workload.namespace
+    )
+    return {workload.uid} | {
+        (row.manifest.get("metadata") or {}).get("uid", "")
+        for row in replica_sets
+        if controller_uid(row.manifest) == owner
+    }
+
+
+def _pods_owned(cluster: Cluster, workload: Workload, uids: set[str]) -> list[PodRow]:
+    """The rows of the pods whose controller is one of ``uids``."""
     return [
         row
         for row in PodRow.objects.filter(cluster=cluster, namespace=workload.namespace)
