@@ -101,7 +101,8 @@ def _with_defaults(amounts: Amounts, non_missing: Amounts | None) -> Amounts:
 
 def _add(into: Amounts, other: Amounts) -> None:
     for name, amount in other.items():
-        into[name] = into.get(name, Fraction(0)) + amount
+        total = into.get(name)
+        into[name] = amount if total is None else total + amount
 
 
 def _max(into: Amounts, other: Amounts) -> None:
@@ -187,7 +188,11 @@ def non_zero_defaults(pod: Pod, requests: Amounts) -> Amounts:
 
 def to_int(name: str, amount: Fraction) -> int:
     """The integer the scheduler keeps: millicores for cpu, the value rounded up otherwise."""
-    scaled = amount * 1000 if name == RESOURCE_CPU else amount
-    if scaled >= 0:
-        return -((-scaled.numerator) // scaled.denominator)
-    return scaled.numerator // scaled.denominator
+    # On the numerator and denominator: Fraction arithmetic is slow, and this runs per pod and
+    # per scored node.
+    numerator, denominator = amount.numerator, amount.denominator
+    if name == RESOURCE_CPU:
+        numerator *= 1000
+    if numerator >= 0:
+        return -((-numerator) // denominator)
+    return numerator // denominator

@@ -185,7 +185,9 @@ def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
 # meanwhile: the scheduler makes a PodInfo of one pod several times a cycle (queue, assume,
 # the bound pod's informer event). Not in upstream, where the informer's pod is used as is.
 # Nothing changes a derived value after it is made (they are read, added and subtracted).
-_DERIVED_KEPT = 4096
+# Enough for a burst of pods queued together (upstream's benchmarks create 10000 at once): each
+# is derived when queued and again when scheduled, unless still kept.
+_DERIVED_KEPT = 16384
 _DERIVED: dict[tuple[int, int, int, int], tuple[Any, ...]] = {}
 
 
