@@ -38,6 +38,23 @@ def key(path: str, k: str) -> str:
 
 _GO_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
 
+# Resource quantities by their text, parsed and rounded: the pods of a cluster repeat a few
+# values ("100m", "512Mi"), and the runner decodes every pod it is sent. A Quantity is never
+# changed once made, so one is shared by every list holding that text.
+_RESOURCE_QUANTITIES: dict[str, Quantity] = {}
+_RESOURCE_QUANTITIES_KEPT = 4096
+
+
+def _resource_quantity(text: str) -> Quantity:
+    """``text`` parsed as a resource list's value (rounded up to milli), or QuantityError."""
+    quantity = _RESOURCE_QUANTITIES.get(text)
+    if quantity is None:
+        quantity = round_up_to_milli(Quantity.parse(text, in_range=True))
+        if len(_RESOURCE_QUANTITIES) >= _RESOURCE_QUANTITIES_KEPT:
+            _RESOURCE_QUANTITIES.clear()
+        _RESOURCE_QUANTITIES[text] = quantity
+    return quantity
+
 
 def _type_name(value: Any) -> str:
     if value is None:
@@ -200,7 +217,7 @@ class Reader:
                 continue
             text = raw if isinstance(raw, str) else repr(raw)
             try:
-                result[str(resource)] = round_up_to_milli(Quantity.parse(text, in_range=True))
+                result[str(resource)] = _resource_quantity(text)
             except QuantityError as error:
                 self.add(fe.invalid(entry_path, text, str(error)))
         return result
