@@ -804,8 +804,8 @@ class ScheduleOne:
             batch_nodes = list(map(nodes.__getitem__, order.tolist()))
             rows = all_rows[order]
             batch_rows = rows.tolist()
-            is_nominated = np.isin(rows, nominated_rows)
-            if not is_nominated.any():
+            is_nominated = np.isin(rows, nominated_rows) if len(nominated_rows) else None
+            if is_nominated is None or not is_nominated.any():
                 statuses = framework.run_filter_plugins_on_rows(
                     state, pod, columns, rows, batch_nodes
                 )
