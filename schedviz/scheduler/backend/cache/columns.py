@@ -253,3 +253,15 @@ def columns_of(lister: object) -> NodeColumns | None:
     node_columns = getattr(lister, "node_columns", None)
     columns: NodeColumns | None = node_columns() if node_columns is not None else None
     return columns if columns is not None and columns.exact else None
+
+
+def distinct(values: IntArray) -> list[int]:
+    """The distinct values, ascending (``np.unique``): at a quarter of its cost when they are
+    all one value, as a column of group numbers usually is (nodes alike)."""
+    if not len(values):
+        return []
+    first = int(values[0])
+    if (values == first).all():
+        return [first]
+    result: list[int] = np.unique(values).tolist()
+    return result

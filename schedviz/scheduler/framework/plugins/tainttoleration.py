@@ -15,7 +15,7 @@ import numpy as np
 
 from schedviz.kube.objects import TAINT_EFFECT_PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
 from schedviz.kube.taints import find_matching_untolerated_taint, tolerations_tolerate_taint
-from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns, distinct
 from schedviz.scheduler.framework.cycle_state import CycleState, StateNotFoundError
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -152,7 +152,7 @@ class TaintToleration(
         groups = columns.taint_group[rows]
         taints_of = columns.taints_of_group()
         classes = np.zeros(len(taints_of), dtype=np.int64)  # FILTER_PASSES
-        for group in np.unique(groups).tolist():
+        for group in distinct(groups):
             untolerated = find_matching_untolerated_taint(
                 taints_of[group], pod.tolerations, do_not_schedule_taints_filter
             )
@@ -203,7 +203,7 @@ class TaintToleration(
         groups = columns.taint_group[rows]
         taints_of = columns.taints_of_group()
         counts = np.zeros(len(taints_of), dtype=np.int64)
-        for group in np.unique(groups).tolist():
+        for group in distinct(groups):
             counts[group] = _count_intolerable_taints_prefer_no_schedule(
                 taints_of[group], prescored.tolerations_prefer_no_schedule
             )

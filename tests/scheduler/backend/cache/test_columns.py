@@ -3,8 +3,12 @@ rebuilt when nodes come or go, taint lists grouped, huge amounts left to the per
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from schedviz.kube.objects import Taint
 from schedviz.scheduler.backend.cache.cache import Cache
+from schedviz.scheduler.backend.cache.columns import distinct
 from schedviz.scheduler.backend.cache.snapshot import Snapshot, new_snapshot
 from schedviz.scheduler.framework.types import NodeInfo
 from schedviz.scheduler.testing.wrappers import make_node, make_pod
@@ -101,3 +105,12 @@ def test_derived_figures_are_worked_out_again_only_for_changed_rows() -> None:
     assert first == [0, 0, 0]
     assert second[columns.index["b"]] == 1
     assert sorted(asked) == ["a", "b", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    "values", [[], [3], [2, 2, 2], [5, 1, 5, 0, 1], [-1, 7, -1], list(range(9, -1, -1))]
+)
+def test_distinct_gives_the_values_np_unique_gives(values: list[int]) -> None:
+    column = np.array(values, dtype=np.int64)
+    assert distinct(column) == np.unique(column).tolist()
+    assert all(type(value) is int for value in distinct(column))

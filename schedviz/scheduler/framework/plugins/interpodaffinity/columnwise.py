@@ -20,7 +20,7 @@ import numpy as np
 
 from schedviz.kube.labels import Selector
 from schedviz.kube.objects import Pod
-from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import BoolArray, IntArray, NodeColumns, distinct
 from schedviz.scheduler.framework.interface import FILTER_PASSES
 from schedviz.scheduler.framework.plugins.interpodaffinity.filtering import (
     NO_NAMESPACE_LABELS,
@@ -73,12 +73,8 @@ def _key_set_number(keys: Iterable[str]) -> int:
 def _topology_keys(columns: NodeColumns, key: str, keys_of: Callable[[NodeInfo], int]) -> set[str]:
     """The union of the topology keys the nodes' pods use (``keys_of`` numbers a node's set)."""
     per_row = columns.derived((INTER_POD_AFFINITY, key), keys_of)
-    if not len(per_row):
-        return set()
-    first = int(per_row[0])
-    # Usually every node has the same set (none of its pods has such a term): no sort then.
-    numbers = [first] if (per_row == first).all() else np.unique(per_row).tolist()
-    return {k for number in numbers for k in _KEY_SETS_BY_NUMBER[number]}
+    # Usually every node has the same set (none of its pods has such a term).
+    return {k for number in distinct(per_row) for k in _KEY_SETS_BY_NUMBER[number]}
 
 
 def _add_per_value(

@@ -21,7 +21,7 @@ from schedviz.scheduler.apis.config.validation import (
     ConfigError,
     validate_node_resources_balanced_allocation_args,
 )
-from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns
+from schedviz.scheduler.backend.cache.columns import IntArray, NodeColumns, distinct
 from schedviz.scheduler.framework.cycle_state import CycleState
 from schedviz.scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -141,7 +141,7 @@ def balanced_resource_column_scorer(
     patterns = np.zeros(count, dtype=np.int64)
     for i, offered in enumerate(present):
         patterns |= offered.astype(np.int64) << i
-    for pattern in np.unique(patterns).tolist():
+    for pattern in distinct(patterns):
         nodes = np.flatnonzero(patterns == pattern)
         fractions = [
             np.minimum(
