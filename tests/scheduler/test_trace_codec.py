@@ -11,6 +11,7 @@ from typing import Any
 
 import msgpack
 import pytest
+import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trace_corpus import DEMO, FIDELITY_CASES, LESSONS, ROOT, corpus_manifests
@@ -36,6 +37,11 @@ BUILT_IN = [*LESSONS, DEMO]
 
 def _round_trip(trace: CycleTrace) -> dict[str, Any]:
     return trace_codec.decode(trace_codec.encode(trace), trace.all_nodes).to_json()
+
+
+def _packed(body: bytes) -> bytes:
+    """The msgpack payload of a body (zstd after the marker and the node order's digest)."""
+    return zstandard.ZstdDecompressor().decompress(body[1 + trace_codec.DIGEST_SIZE :])
 
 
 @pytest.mark.parametrize(
@@ -272,7 +278,7 @@ def test_rejections_sharing_a_status_are_stored_once() -> None:
     trace = _trace(
         all_nodes=nodes, filter_results={name: (1, _insufficient_cpu()) for name in nodes}
     )
-    payload = msgpack.unpackb(zlib.decompress(trace_codec.encode(trace)[17:]))
+    payload = msgpack.unpackb(_packed(trace_codec.encode(trace)))
     assert payload[trace_codec._Field.STATUSES] == [
         [FIT, int(Code.Unschedulable), ["Insufficient cpu"]]
     ]
@@ -281,9 +287,25 @@ def test_rejections_sharing_a_status_are_stored_once() -> None:
 
 def test_the_body_names_its_node_order_but_does_not_hold_it() -> None:
     body = trace_codec.encode(SCHEDULED)
-    assert body[0] == trace_codec.FORMAT_MSGPACK_ZLIB != 0x78
+    assert body[0] == trace_codec.FORMAT_MSGPACK_ZSTD != 0x78
     assert trace_codec.body_node_order(body) == trace_codec.node_order_digest(NODES)
-    assert b"node-b" not in zlib.decompress(body[17:])
+    assert b"node-b" not in _packed(body)
+
+
+@pytest.mark.parametrize("trace", CASES.values(), ids=CASES.keys())
+def test_a_body_written_with_zlib_before_zstd_still_reads(trace: CycleTrace) -> None:
+    body = trace_codec.encode(trace)
+    head = bytes((trace_codec.FORMAT_MSGPACK_ZLIB,)) + body[1 : 1 + trace_codec.DIGEST_SIZE]
+    old = head + zlib.compress(_packed(body), 1)
+    assert trace_codec.is_encoded(old)
+    assert trace_codec.decode(old, trace.all_nodes).to_json() == trace.to_json()
+    assert trace_codec.decode_points(old) == trace_codec.decode_points(body)
+
+
+def test_a_damaged_zstd_body_is_refused_as_undecodable() -> None:
+    body = trace_codec.encode(SCHEDULED)
+    with pytest.raises(trace_codec.TraceCodecError, match="undecodable"):
+        trace_codec.decode(body[:-4], NODES)
 
 
 def test_a_node_order_round_trips_and_its_digest_depends_on_the_order() -> None:
@@ -416,7 +438,7 @@ def _traces(draw: st.DrawFn) -> CycleTrace:
 def test_any_trace_reads_back_as_the_same_json(trace: CycleTrace) -> None:
     assert _round_trip(trace) == trace.to_json()
     # The payload, packed in parts, is the payload packed whole.
-    payload = zlib.decompress(trace_codec.encode(trace)[1 + trace_codec.DIGEST_SIZE :])
+    payload = _packed(trace_codec.encode(trace))
     assert msgpack.packb(msgpack.unpackb(payload)) == payload
 
 
