@@ -31,19 +31,22 @@ NOT_MEASURED = "not measured"
 WHAT_LIMITS: dict[str, dict[str, str]] = {
     "SchedulingBasic": {
         "engine": (
-            "one Python thread for what Go spreads over 16 goroutines (sampled: Score about a "
-            "fifth, the trace's encoding, msgpack and zlib, about a sixth, PreFilter and "
-            "PreScore bookkeeping per pod about a seventh, the filter walk a tenth); every node "
-            "scores the same here, so the reservoir draw walks hundreds of tied nodes a cycle"
+            "one Python thread for what Go spreads over 16 goroutines (cProfile of the measured "
+            "phase: PreScore and Score over a quarter, the trace's encoding (msgpack, zstd), "
+            "PreFilter and the filter walk about a tenth each, the controllers watching each "
+            "pod event and the reservoir draw a twentieth each: every node scores the same "
+            "here, so the draw walks hundreds of tied nodes a cycle)"
         ),
         "e2e": (
             "the database side of every pod on the same interpreter as the scheduling (py-spy "
-            "on the runner thread, PreemptionAsync's measured phase: about three fifths the "
-            "engine, an eighth encoding the Cycle bodies (msgpack, zlib), a twentieth the binds "
-            "(the compare-and-set UPDATE, the Change row), a twentieth following the change log "
-            "(decoding the pods the services wrote), the queue saved at most a twentieth); the "
-            "process's other threads (the services applying the pods, the clients) take about "
-            "a quarter as many samples, and the GIL with them"
+            "on the runner thread, SchedulingBasic's measured phase: the engine's cycles about "
+            "two fifths of its wall time, writing Cycle rows a sixth (encoding them half of "
+            "that), following the change log an eighth (decoding the pods the services wrote "
+            "about half of that), the group commits of binds an eighth (a third of it waiting "
+            "for SQLite's write lock while the services write a batch of pods); with --gil: the "
+            "runner holds the GIL a little over half the time, the services, the server loop "
+            "and the clients about a quarter, so the runner waits for it as much as it works "
+            "without it)"
         ),
     },
     "SchedulingNodeAffinity": {
