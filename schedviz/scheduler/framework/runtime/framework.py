@@ -823,7 +823,8 @@ class Framework:
             else [node_info.name for node_info in nodes]
         )
         elapsed: dict[str, float] = {}
-        plugin_scores: dict[str, list[int]] = {}
+        # Each plugin's scores: a column-wise plugin's array, the others' list.
+        plugin_scores: dict[str, IntArray | list[int]] = {}
         # (node index, plugin index, plugin name, status) of each plugin's first failure.
         failures: list[tuple[int, int, str, Status]] = []
         for plugin_index, plugin in enumerate(plugins):
@@ -835,7 +836,7 @@ class Framework:
                 if score_columns is not None:
                     column = score_columns(state, pod, columns, rows)
             if column is not None:
-                scores, status = column.tolist(), None
+                scores, status = column, None
             else:
                 scores, status = _score_nodes(plugin, state, pod, nodes)
             elapsed[name] = time.perf_counter() - begin
@@ -849,23 +850,25 @@ class Framework:
                 f'running Score plugins: plugin "{name}" failed with: {status.as_error()}'
             )
         trace = self.trace
-        # Normalizing puts a new list in plugin_scores, so these lists stay the raw scores.
-        raw = dict(plugin_scores)
+        # The raw scores as lists (the trace keeps them); normalizing puts a new list in
+        # plugin_scores, so these stay the raw scores.
+        raw = {name: _as_list(scores) for name, scores in plugin_scores.items()}
+        # The plugins whose scores were normalized (into a new list each).
+        normalized_by: set[str] = set()
         for plugin in plugins:
             name = plugin.name()
             extensions = plugin.score_extensions()
             if extensions is None:
                 continue
+            normalized_by.add(name)
             begin = time.perf_counter()
             # A column normalizer (not upstream) gives the same scores without NodeScores.
             normalize_column = getattr(extensions, "normalize_score_column", None)
             if normalize_column is not None:
-                plugin_scores[name] = normalize_column(state, pod, plugin_scores[name])
+                plugin_scores[name] = normalize_column(state, pod, raw[name])
                 elapsed[name] += time.perf_counter() - begin
                 continue
-            node_scores = [
-                NodeScore(n, s) for n, s in zip(node_names, plugin_scores[name], strict=True)
-            ]
+            node_scores = [NodeScore(n, s) for n, s in zip(node_names, raw[name], strict=True)]
             status = extensions.normalize_score(state, pod, node_scores)
             plugin_scores[name] = [node_score.score for node_score in node_scores]
             elapsed[name] += time.perf_counter() - begin
@@ -875,40 +878,36 @@ class Framework:
                     f'running Normalize on Score plugins: plugin "{name}" failed with: '
                     f"{status.as_error()}"
                 )
-        weighted_columns = [
-            (plugin.name(), self.score_plugin_weight[plugin.name()], plugin_scores[plugin.name()])
-            for plugin in plugins
-        ]
-        for name, _, scores in weighted_columns:
-            if not scores or MIN_NODE_SCORE <= min(scores) <= max(scores) <= MAX_NODE_SCORE:
-                continue
-            for score in scores:
-                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
-                    message = (
-                        f'applying score defaultWeights on Score plugins: plugin "{name}" returns '
-                        f"an invalid score {score}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                    self._record(
-                        "Score", name, as_status(message), time.perf_counter() - elapsed[name]
-                    )
-                    return [], as_status(message)
-        names = [name for name, _, _ in weighted_columns]
-        weighted = [
-            scores if weight == 1 else list(map(weight.__mul__, scores))
-            for _, weight, scores in weighted_columns
-        ]
-        # One row per node: its weighted score from each plugin, in plugin order.
-        per_node: list[tuple[int, ...]] = (
-            list(zip(*weighted, strict=True)) if weighted else [()] * len(nodes)
+        names = [plugin.name() for plugin in plugins]
+        # The normalized scores, a row per plugin, a column per node.
+        normalized = np.array(
+            [plugin_scores[name] for name in names] or np.zeros((0, len(nodes))), dtype=np.int64
+        ).reshape(len(names), len(nodes))
+        invalid = (normalized < MIN_NODE_SCORE) | (normalized > MAX_NODE_SCORE)
+        if invalid.any():
+            # The first plugin (in order) with a score out of range, and its first such score.
+            row = int(invalid.any(axis=1).argmax())
+            name, score = names[row], int(normalized[row, int(invalid[row].argmax())])
+            message = (
+                f'applying score defaultWeights on Score plugins: plugin "{name}" returns '
+                f"an invalid score {score}, it should in the range of "
+                f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+            )
+            self._record("Score", name, as_status(message), time.perf_counter() - elapsed[name])
+            return [], as_status(message)
+        weights = [self.score_plugin_weight[name] for name in names]
+        weighted = normalized * np.array(weights, dtype=np.int64).reshape(-1, 1)
+        all_scores = ScoredNodes(
+            node_names, names, _WeightedRows(weighted), weighted.sum(axis=0).tolist()
         )
-        all_scores = ScoredNodes(node_names, names, per_node, list(map(sum, per_node)))
-        for name, weight, scores in weighted_columns:
+        for name, weight in zip(names, weights, strict=True):
             self._record("Score", name, None, time.perf_counter() - elapsed[name], calls=len(nodes))
             if trace is not None:
                 trace.score_plugins.append((name, weight))
                 trace.raw_scores.append(raw[name])
-                trace.normalized_scores.append(scores)
+                trace.normalized_scores.append(
+                    _as_list(plugin_scores[name]) if name in normalized_by else raw[name]
+                )
         return all_scores, None
 
     # ------------------------------------------------------------------ Reserve / Permit
@@ -1041,6 +1040,29 @@ def _filter_rejection(name: str, status: Status) -> Status:
     if not status.is_rejected():
         status = as_status(f'running "{name}" filter plugin: {status.as_error()}')
     return status.with_plugin(name)
+
+
+def _as_list(scores: IntArray | list[int]) -> list[int]:
+    return scores.tolist() if isinstance(scores, np.ndarray) else scores
+
+
+class _WeightedRows(Sequence[tuple[int, ...]]):
+    """Each node's weighted scores, a plugin after another, read from the weighted matrix (a
+    row per plugin) only for the nodes whose NodePluginScores are asked for: the scheduler
+    reads the totals alone (``ScoredNodes``)."""
+
+    __slots__ = ("_weighted",)
+
+    def __init__(self, weighted: IntArray) -> None:
+        self._weighted = weighted
+
+    def __len__(self) -> int:
+        return int(self._weighted.shape[1])
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return tuple(self._weighted[:, index].tolist())
 
 
 def _score_nodes(
