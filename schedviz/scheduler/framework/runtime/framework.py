@@ -810,7 +810,8 @@ class Framework:
         on the order, so each plugin here scores all nodes in one tight loop (and is timed once);
         when plugins fail, the error reported is the one node-major order meets first. Scores
         are kept as plain columns of integers, one per plugin, and become upstream's
-        NodeScore list only for a plugin that normalizes them. Given the nodes' ``rows`` of
+        NodeScore list only for a plugin that normalizes them; the normalized columns are
+        checked, weighted and summed as one matrix. Given the nodes' ``rows`` of
         ``columns``, a column-wise plugin scores them all at once (not in upstream). ``names``:
         the nodes' names when the caller has them already.
         """
