@@ -363,6 +363,8 @@ def _oversized(number: OversizedInt) -> str:
 
 def unstorable_value(document: Any) -> tuple[str, str] | None:
     """The path of the first key or value that cannot be stored, if any, and why."""
+    if not _holds_unstorable(document):
+        return None  # the usual case: no path is built
     stack: list[tuple[Any, str]] = [(document, "")]
     while stack:
         node, path = stack.pop()
@@ -383,6 +385,28 @@ def unstorable_value(document: Any) -> tuple[str, str] | None:
         elif isinstance(node, list):
             stack.extend((value, f"{path}[{i}]") for i, value in enumerate(node))
     return None
+
+
+def _holds_unstorable(document: Any) -> bool:
+    """Whether ``unstorable_value`` finds anything: the same walk without the paths."""
+    search = _UNSTORABLE.search
+    stack = [document]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        if isinstance(node, str):
+            if search(node):
+                return True
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, OversizedInt) or search(str(key)):
+                    return True
+                push(value)
+        elif isinstance(node, list):
+            extend(node)
+        elif isinstance(node, OversizedInt):
+            return True
+    return False
 
 
 def _check_or_raise(document: Any, position: int, source: str) -> None:

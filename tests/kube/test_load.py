@@ -485,3 +485,34 @@ def test_lenient_names_still_refuse_names_that_cannot_be_stored(tmp_path: Path, 
     path.write_text(f"apiVersion: v1\nkind: Node\nmetadata: {{name: {json.dumps(name)}}}\n")
     with pytest.raises(ManifestError, match=r"metadata\.name: Invalid value"):
         load_files([str(path)], lenient_names=True)
+
+
+@pytest.mark.parametrize(
+    ("document", "want"),
+    [
+        ({"a": [{"b": "ok"}, {"c": "x\x00y"}]}, ("a[1].c", load._UNSTORABLE_STRING)),
+        ({"a": {"k\ud800": 1}}, ("a.k\ud800", load._UNSTORABLE_STRING)),
+        ([1, "ok", ["\udfff"]], ("[2][0]", load._UNSTORABLE_STRING)),
+        (
+            {"n": [load.OversizedInt("9" * 5000)]},
+            ("n[0]", load._oversized(load.OversizedInt("9" * 5000))),
+        ),
+        (
+            {"m": {load.OversizedInt("9" * 5000): 1}},
+            ("m.<key>", load._oversized(load.OversizedInt("9" * 5000))),
+        ),
+        ({"a": [{"b": "ok"}], "c": {"d": ["e", 1, 2.5, None, True]}}, None),
+    ],
+    ids=[
+        "nul-in-a-list",
+        "surrogate-key",
+        "surrogate-top-list",
+        "oversized-value",
+        "oversized-key",
+        "clean",
+    ],
+)
+def test_unstorable_value_names_the_path_of_what_cannot_be_stored(
+    document: Any, want: tuple[str, str] | None
+) -> None:
+    assert load.unstorable_value(document) == want
